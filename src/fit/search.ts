@@ -1,0 +1,81 @@
+// The seeded search for the largest batch size b with fits(b) && !fits(b + 1).
+
+/** Whether a batch size fits. Must be monotone: if b fits, every smaller batch fits. */
+export type FitsFunction = (batch: number) => Promise<boolean> | boolean;
+
+export interface SearchOptions {
+  /** The predicted answer (the analytic one); the search verifies it and b + 1 first. */
+  seed: number;
+  /** The largest batch the caller wants; without it there is no upper bound. */
+  maxBatch?: number;
+  /** Checked before every evaluation: a search can be cancelled between probes. */
+  signal?: AbortSignal;
+}
+
+export interface SearchResult {
+  /** The largest batch that fits; 0 when even batch 1 does not. */
+  batchSize: number;
+  /** How many times fits() was called. */
+  evaluations: number;
+  /** Each evaluation in order, for reports and tests. */
+  trace: { batch: number; fits: boolean }[];
+}
+
+/**
+ * Finds the largest fitting batch. With an exact seed it makes two evaluations (seed, seed + 1);
+ * on a miss it gallops away from the seed by doubling steps until the answer is bracketed, then
+ * bisects: O(log |answer − seed|) evaluations. Each batch is evaluated at most once.
+ */
+export async function searchMaxBatch(fits: FitsFunction, options: SearchOptions): Promise<SearchResult> {
+  const cap = options.maxBatch ?? Number.MAX_SAFE_INTEGER;
+  const trace: SearchResult["trace"] = [];
+  const known = new Map<number, boolean>();
+  const evaluate = async (batch: number): Promise<boolean> => {
+    const cached = known.get(batch);
+    if (cached !== undefined) return cached;
+    options.signal?.throwIfAborted();
+    const result = await fits(batch);
+    known.set(batch, result);
+    trace.push({ batch, fits: result });
+    return result;
+  };
+  const done = (batchSize: number): SearchResult => ({ batchSize, evaluations: trace.length, trace });
+
+  const seed = Math.min(Math.max(1, Math.floor(options.seed)), cap);
+  // Invariant once bracketed: fits(low) (or low = 0) and !fits(high) (or high = cap + 1).
+  let low: number;
+  let high: number;
+  if (await evaluate(seed)) {
+    low = seed;
+    high = cap + 1;
+    // Gallop upward: seed + 1, seed + 2, seed + 4, …
+    for (let step = 1; low < cap; step *= 2) {
+      const next = Math.min(seed + step, cap);
+      if (!(await evaluate(next))) {
+        high = next;
+        break;
+      }
+      low = next;
+    }
+    if (low === cap) return done(cap);
+  } else {
+    high = seed;
+    low = 0;
+    // Gallop downward: seed − 1, seed − 2, seed − 4, … down to 1.
+    for (let step = 1; high > 1; step *= 2) {
+      const next = Math.max(seed - step, 1);
+      if (await evaluate(next)) {
+        low = next;
+        break;
+      }
+      high = next;
+    }
+    if (low === 0) return done(0);
+  }
+  while (high - low > 1) {
+    const middle = low + Math.floor((high - low) / 2);
+    if (await evaluate(middle)) low = middle;
+    else high = middle;
+  }
+  return done(low);
+}

@@ -1,0 +1,71 @@
+// Byte sizes in and out: strict parsing of `80GiB`, `80GB`, `1.5e9`, `512MiB`; IEC output.
+import { invalidArgument } from "./errors.js";
+
+const UNIT_BYTES: Record<string, number> = {
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+  // The short forms people type (`16G`, `512M`) mean the binary units, as in nvidia-smi and ls -h.
+  k: 2 ** 10,
+  m: 2 ** 20,
+  g: 2 ** 30,
+  t: 2 ** 40,
+};
+
+const SIZE_PATTERN = /^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e([+-]?[0-9]+))?\s*([a-z]*)$/i;
+
+/**
+ * Parses a byte size. Accepts a plain number of bytes (`1.5e9`) or a number with a unit
+ * (`80GiB`, `80GB`, `512MiB`, `16G`); the result must be a whole, non-negative number of bytes
+ * no larger than 2^53 (beyond that a JS number cannot hold every byte count exactly).
+ * Throws `ERR_INVALID_ARGUMENT` naming `option` on anything else: never a silent 0.
+ */
+export function parseBytes(text: string, option = "size"): number {
+  const expected = "a size such as 80GiB, 512MiB, 40GB or 1.5e9 (bytes)";
+  const match = SIZE_PATTERN.exec(text.trim());
+  if (!match) throw invalidArgument(option, text, expected);
+  const [, mantissa, exponent, unit = ""] = match;
+  const scale = unit === "" ? 1 : UNIT_BYTES[unit.toLowerCase()];
+  if (scale === undefined) throw invalidArgument(option, text, expected);
+  const bytes = Number(`${mantissa}e${exponent ?? "0"}`) * scale;
+  if (!Number.isFinite(bytes) || bytes > 2 ** 53) {
+    throw invalidArgument(option, text, "a size of at most 8 PiB (2^53 bytes)");
+  }
+  if (!Number.isInteger(bytes)) {
+    // 1.5KiB is 1536 bytes; 1.3 bytes is not a size.
+    const rounded = Math.round(bytes);
+    if (Math.abs(bytes - rounded) > 1e-6 * Math.max(1, bytes)) {
+      throw invalidArgument(option, text, "a whole number of bytes");
+    }
+    return rounded;
+  }
+  return bytes;
+}
+
+const IEC = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"] as const;
+
+/** Formats bytes in IEC units with up to `digits` decimals: `1.50 GiB`, `512 MiB`, `0 B`. */
+export function formatBytes(bytes: number, digits = 2): string {
+  if (!Number.isFinite(bytes)) return String(bytes);
+  const sign = bytes < 0 ? "-" : "";
+  let value = Math.abs(bytes);
+  let unit = 0;
+  while (value >= 1024 && unit < IEC.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  const text = unit === 0 || Number.isInteger(value) ? String(value) : value.toFixed(digits);
+  return `${sign}${text} ${IEC[unit]}`;
+}
+
+/** Rounds `bytes` up to a multiple of `granularity` (the allocator's page). */
+export function roundUp(bytes: number, granularity: number): number {
+  if (granularity <= 1) return bytes;
+  return Math.ceil(bytes / granularity) * granularity;
+}
