@@ -1,0 +1,68 @@
+// The CLI: builds the commander program from the options table and maps every outcome to an exit status.
+import { readFileSync } from "node:fs";
+import { Command, CommanderError, Option } from "commander";
+import { ExitStatus, VramfitError, exitStatusOf } from "../errors.js";
+import { batchCommand, type BatchOptions } from "./batchCommand.js";
+import { checkCommand, type CheckOptions } from "./checkCommand.js";
+import { infoCommand, type InfoOptions } from "./infoCommand.js";
+import { processIo, type Io } from "./io.js";
+import { optionsFor, type CommandName } from "./options.js";
+
+const COMMANDS: Record<CommandName, { summary: string; action: (options: never, io: Io) => Promise<number> }> = {
+  info: { summary: "driver, backend and each visible GPU's free and total memory", action: infoCommand },
+  batch: { summary: "the largest batch that fits, measured on the GPU or predicted analytically", action: batchCommand },
+  check: { summary: "does a workload at --batch N, or --need SIZE, fit? exit 0 (yes) or 1 (no)", action: checkCommand },
+};
+
+function packageVersion(): string {
+  const url = new URL("../../package.json", import.meta.url);
+  return (JSON.parse(readFileSync(url, "utf8")) as { version: string }).version;
+}
+
+function buildProgram(io: Io, setStatus: (status: number) => void): Command {
+  const program = new Command("vramfit")
+    .description("Will it fit? The largest batch that fits in GPU memory, measured or predicted.")
+    .version(packageVersion())
+    .exitOverride()
+    .showSuggestionAfterError()
+    .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
+  for (const [name, command] of Object.entries(COMMANDS)) {
+    const sub = program.command(name).description(command.summary).exitOverride();
+    for (const spec of optionsFor(name as CommandName)) {
+      const description = spec.defaultText === undefined ? spec.description : `${spec.description} (default: ${spec.defaultText})`;
+      const option = new Option(spec.flags, description);
+      if (spec.parse) option.argParser(spec.parse);
+      sub.addOption(option);
+    }
+    sub.action(async (options: object) => setStatus(await command.action(options as never, io)));
+  }
+  return program;
+}
+
+/** Runs the CLI on `argv` (without `node` and the script) and returns the exit status. */
+export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
+  let status: number = ExitStatus.ok;
+  const program = buildProgram(io, (s) => (status = s));
+  if (argv.length === 0) {
+    io.err(program.helpInformation());
+    return ExitStatus.usage;
+  }
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return status;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // commander has already printed its one line; help and --version are successes.
+      return error.exitCode === 0 ? ExitStatus.ok : ExitStatus.usage;
+    }
+    if (error instanceof VramfitError) {
+      io.err(`vramfit: ${error.message}`);
+      return exitStatusOf(error);
+    }
+    io.err(`vramfit: internal error: ${(error as Error).message ?? String(error)}`);
+    if (process.env.VRAMFIT_DEBUG) io.err(String((error as Error).stack));
+    return ExitStatus.failure;
+  }
+}
+
+export type { BatchOptions, CheckOptions, InfoOptions };

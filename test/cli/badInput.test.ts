@@ -1,0 +1,61 @@
+// Bad input: exit status 2 and one line that names the option, the value and what was expected.
+import { describe, expect, it } from "vitest";
+import { runCli, simulatedGpus } from "./runCli.js";
+
+const ONE_H100 = simulatedGpus("NVIDIA H100 80GB HBM3:85520809984:3221225472");
+const WORKLOAD = ["--params", "1e9", "--per-sample", "1GiB"];
+
+function expectOneLineUsageError(run: { status: number | null; stdout: string; stderr: string }, pattern: RegExp) {
+  expect(run.status).toBe(2);
+  expect(run.stdout).toBe("");
+  const lines = run.stderr.trimEnd().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(pattern);
+  expect(run.stderr).not.toMatch(/\bat .*\.(js|ts):\d+/); // no stack trace
+}
+
+describe("bad input", () => {
+  it("--memory 12parsecs", async () => {
+    expectOneLineUsageError(await runCli(["batch", ...WORKLOAD, "--memory", "12parsecs"]), /--memory: expected a size .*got "12parsecs"/);
+  });
+
+  it("--device 7 on a one-GPU box", async () => {
+    expectOneLineUsageError(await runCli(["batch", ...WORKLOAD, "--device", "7"], ONE_H100), /--device: expected a CUDA device ordinal from 0 to 0 .*got 7/);
+  });
+
+  it("--params -1", async () => {
+    expectOneLineUsageError(await runCli(["batch", "--params", "-1", "--per-sample", "1GiB"]), /--params: expected a whole number ≥ 1, got "-1"/);
+  });
+
+  it("--params 1.5 (not a whole count)", async () => {
+    expectOneLineUsageError(await runCli(["batch", "--params", "1.5", "--per-sample", "1GiB"]), /--params: expected a whole number/);
+  });
+
+  it("--precision fp8", async () => {
+    expectOneLineUsageError(await runCli(["batch", ...WORKLOAD, "--precision", "fp8"]), /--precision: expected one of fp32, fp16, bf16, amp, got "fp8"/);
+  });
+
+  it("a typo in --gpu suggests the nearest catalog id", async () => {
+    expectOneLineUsageError(await runCli(["batch", ...WORKLOAD, "--gpu", "h100-80gv"]), /--gpu: .*"h100-80gv".*did you mean H100-80GB\?/);
+  });
+
+  it("a missing workload", async () => {
+    expectOneLineUsageError(await runCli(["batch", "--memory", "80GiB"]), /--params: expected a workload/);
+  });
+
+  it("an unknown option", async () => {
+    expectOneLineUsageError(await runCli(["batch", "--bogus"]), /unknown option '--bogus'/);
+  });
+
+  it("--per-sample 0 (every batch would fit)", async () => {
+    expectOneLineUsageError(await runCli(["batch", "--params", "1", "--per-sample", "0", "--memory", "1GiB"]), /--per-sample: expected a size above 0/);
+  });
+
+  it("check without --batch or --need", async () => {
+    expectOneLineUsageError(await runCli(["check", ...WORKLOAD, "--memory", "80GiB"]), /--batch: expected the batch size to check/);
+  });
+
+  it("--reserve above the free memory", async () => {
+    expectOneLineUsageError(await runCli(["batch", ...WORKLOAD, "--memory", "1GiB", "--reserve", "2GiB"]), /--reserve: expected a reserve below the free memory/);
+  });
+});

@@ -1,0 +1,35 @@
+// `vramfit info`: the backend, the driver version and each device's memory, or why there is none.
+import { describe, expect, it } from "vitest";
+import { NO_DRIVER, runCli, runJson, simulatedGpus } from "./runCli.js";
+
+interface InfoJson {
+  backend: string;
+  reason: string | null;
+  driverVersion: string | null;
+  devices: { ordinal: number; name: string; uuid: string; totalBytes: number; freeBytes: number; usedBytes: number }[];
+}
+
+describe("vramfit info", () => {
+  it("lists every simulated device with free and used bytes", async () => {
+    const env = simulatedGpus("NVIDIA H100 80GB HBM3:85520809984:3221225472;Tesla T4:15843721216", { CUDASIM_DRIVER_VERSION: "12080" });
+    const run = await runJson<InfoJson>(["info"], env);
+    expect(run.status).toBe(0);
+    expect(run.json.backend).toBe("cuda");
+    expect(run.json.driverVersion).toBe("12.8");
+    expect(run.json.devices.map((d) => [d.ordinal, d.name, d.totalBytes, d.freeBytes, d.usedBytes])).toEqual([
+      [0, "NVIDIA H100 80GB HBM3", 85520809984, 85520809984 - 3221225472, 3221225472],
+      [1, "Tesla T4", 15843721216, 15843721216, 0],
+    ]);
+  });
+
+  it("reports backend none with the loader's reason", async () => {
+    const run = await runJson<InfoJson>(["info"], NO_DRIVER);
+    expect(run.json).toMatchObject({ backend: "none", driverVersion: null, devices: [] });
+    expect(run.json.reason).toMatch(/^driver not found: \/nonexistent\/libcuda\.so\.1: cannot open shared object file/);
+  });
+
+  it("--require-gpu exits 3 when there is none", async () => {
+    const run = await runCli(["info", "--require-gpu"], NO_DRIVER);
+    expect(run.status).toBe(3);
+  });
+});
