@@ -1,0 +1,16 @@
+// The functions the addon exports to JS (src/native/addonTypes.ts describes them).
+#ifndef VRAMFIT_ADDON_FUNCTIONS_H
+#define VRAMFIT_ADDON_FUNCTIONS_H
+
+#include <napi.h>
+
+namespace vramfit {
+
+Napi::Value LoadDriver(const Napi::CallbackInfo& info);
+Napi::Value ListDevices(const Napi::CallbackInfo& info);
+Napi::Value MemGetInfo(const Napi::CallbackInfo& info);
+Napi::Value Probe(const Napi::CallbackInfo& info);
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_ADDON_FUNCTIONS_H

@@ -1,0 +1,71 @@
+// Argument checks, with one message shape for every bad value.
+#include "arguments.h"
+
+#include <cmath>
+#include <limits>
+
+#include "native_error.h"
+
+namespace vramfit {
+namespace {
+
+constexpr double kMaxSafeBytes = 9007199254740992.0;  // 2^53
+
+// The value as String(value) shows it, strings quoted, like errors.ts does.
+std::string Shown(const Napi::Value& value) {
+  if (value.IsString()) return "\"" + value.As<Napi::String>().Utf8Value() + "\"";
+  if (value.IsSymbol()) return "a symbol";  // String(symbol) works, but coercion throws
+  return value.ToString().Utf8Value();
+}
+
+[[noreturn]] void Reject(const std::string& what, const std::string& expected, const Napi::Value& value) {
+  throw InvalidArgument(what + ": expected " + expected + ", got " + Shown(value));
+}
+
+bool IsIntegerIn(const Napi::Value& value, double max) {
+  if (!value.IsNumber()) return false;
+  double number = value.As<Napi::Number>().DoubleValue();
+  return std::isfinite(number) && std::trunc(number) == number && number >= 0 && number <= max;
+}
+
+}  // namespace
+
+std::string LibraryPathArgument(const Napi::Value& value) {
+  if (!value.IsString() || value.As<Napi::String>().Utf8Value().empty()) {
+    Reject("loadDriver path", "the path of the CUDA driver library", value);
+  }
+  return value.As<Napi::String>().Utf8Value();
+}
+
+int OrdinalArgument(const Napi::Value& value) {
+  if (!IsIntegerIn(value, std::numeric_limits<int>::max())) {
+    Reject("device ordinal", "a non-negative integer", value);
+  }
+  return value.As<Napi::Number>().Int32Value();
+}
+
+std::vector<size_t> SizesArgument(const Napi::Value& value) {
+  if (!value.IsArray()) Reject("sizes", "an array of byte counts", value);
+  Napi::Array array = value.As<Napi::Array>();
+  std::vector<size_t> sizes;
+  sizes.reserve(array.Length());
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    Napi::Value size = array.Get(i);
+    if (!IsIntegerIn(size, kMaxSafeBytes)) {
+      Reject("sizes[" + std::to_string(i) + "]", "a non-negative integer number of bytes (at most 2^53)", size);
+    }
+    sizes.push_back(static_cast<size_t>(size.As<Napi::Number>().DoubleValue()));
+  }
+  return sizes;
+}
+
+bool TouchOption(const Napi::Value& options) {
+  if (options.IsUndefined()) return false;
+  if (!options.IsObject()) Reject("probe options", "an object like { touch: true }", options);
+  Napi::Value touch = options.As<Napi::Object>().Get("touch");
+  if (touch.IsUndefined()) return false;
+  if (!touch.IsBoolean()) Reject("options.touch", "a boolean", touch);
+  return touch.As<Napi::Boolean>().Value();
+}
+
+}  // namespace vramfit

@@ -1,0 +1,42 @@
+// Allocating, touching and freeing a probe's blocks.
+#include "device_allocations.h"
+
+#include <optional>
+
+#include "native_error.h"
+
+namespace vramfit {
+
+DeviceAllocations::~DeviceAllocations() {
+  for (const Block& block : blocks_) api_.cuMemFree_v2(block.pointer);
+}
+
+bool DeviceAllocations::TryAllocate(size_t bytes) {
+  blocks_.reserve(blocks_.size() + 1);  // so the push below cannot throw and orphan the block
+  CUdeviceptr pointer = 0;
+  CUresult result = api_.cuMemAlloc_v2(&pointer, bytes);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) return false;
+  CheckCuda(api_, result, "cuMemAlloc_v2");
+  blocks_.push_back({pointer, bytes});
+  return true;
+}
+
+void DeviceAllocations::Touch() {
+  for (const Block& block : blocks_) {
+    CheckCuda(api_, api_.cuMemsetD8_v2(block.pointer, 0, block.bytes), "cuMemsetD8_v2");
+  }
+  CheckCuda(api_, api_.cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+void DeviceAllocations::FreeAll() {
+  std::vector<Block> blocks;
+  blocks.swap(blocks_);  // from here on the destructor has nothing left to free
+  std::optional<CUresult> failure;
+  for (const Block& block : blocks) {
+    CUresult result = api_.cuMemFree_v2(block.pointer);
+    if (result != CUDA_SUCCESS && !failure) failure = result;
+  }
+  if (failure) throw CudaError(api_, *failure, "cuMemFree_v2");
+}
+
+}  // namespace vramfit

@@ -1,0 +1,48 @@
+// The memory a probe holds on the current device; everything is freed when it goes out of scope.
+#ifndef VRAMFIT_DEVICE_ALLOCATIONS_H
+#define VRAMFIT_DEVICE_ALLOCATIONS_H
+
+#include <cstddef>
+#include <vector>
+
+#include "driver_library.h"
+
+namespace vramfit {
+
+// Use inside a DeviceSession: the driver allocates in, and frees from, the current context.
+class DeviceAllocations {
+ public:
+  explicit DeviceAllocations(const DriverApi& api) : api_(api) {}
+  // Frees whatever is still held, ignoring failures: this runs on error paths, where an error
+  // is already on its way to JS and a second one would hide it.
+  ~DeviceAllocations();
+  DeviceAllocations(const DeviceAllocations&) = delete;
+  DeviceAllocations& operator=(const DeviceAllocations&) = delete;
+
+  // cuMemAlloc_v2. False on CUDA_ERROR_OUT_OF_MEMORY (a result, not an error); any other failure
+  // throws NativeError.
+  bool TryAllocate(size_t bytes);
+  // Writes every byte (cuMemsetD8_v2) and waits (cuCtxSynchronize): memory the driver reserved
+  // lazily is then really backed. Throws NativeError.
+  void Touch();
+  // Frees everything. When cuMemFree_v2 fails, the other blocks are still freed, then the first
+  // failure is thrown. A block whose free failed is not retried (the driver's state for it is
+  // unknown, and a failing free is usually a sticky context error that a retry repeats): it
+  // may stay allocated until the primary context is released at exit.
+  void FreeAll();
+
+  size_t count() const { return blocks_.size(); }
+
+ private:
+  struct Block {
+    CUdeviceptr pointer;
+    size_t bytes;
+  };
+
+  const DriverApi& api_;
+  std::vector<Block> blocks_;
+};
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_DEVICE_ALLOCATIONS_H

@@ -1,0 +1,40 @@
+// Opening a CUDA driver library at run time and binding the functions vramfit calls.
+#ifndef VRAMFIT_DRIVER_LIBRARY_H
+#define VRAMFIT_DRIVER_LIBRARY_H
+
+#include <string>
+
+#include "../cuda/cuda_driver_api.h"
+
+namespace vramfit {
+
+// The driver's functions, bound by their exported (versioned) names.
+struct DriverApi {
+#define VRAMFIT_API_MEMBER(name, params) PFN_##name name = nullptr;
+  CUDA_DRIVER_FUNCTIONS(VRAMFIT_API_MEMBER)
+#undef VRAMFIT_API_MEMBER
+  // cuDeviceGetUuid_v2 where the driver has it (CUDA 11.4+), else cuDeviceGetUuid; same signature.
+  PFN_cuDeviceGetUuid_v2 deviceGetUuid = nullptr;
+};
+
+// An open driver library with its functions bound; the destructor closes it.
+class DriverLibrary {
+ public:
+  // dlopen(path, RTLD_NOW | RTLD_LOCAL), then dlsym of every function. Throws NativeError:
+  // ERR_DRIVER_NOT_FOUND with dlerror's text, or ERR_DRIVER_SYMBOL naming the missing function.
+  explicit DriverLibrary(const std::string& path);
+  ~DriverLibrary();
+  DriverLibrary(const DriverLibrary&) = delete;
+  DriverLibrary& operator=(const DriverLibrary&) = delete;
+
+  const DriverApi& api() const { return api_; }
+  bool uuidV2() const { return api_.cuDeviceGetUuid_v2 != nullptr; }
+
+ private:
+  void* handle_;
+  DriverApi api_;
+};
+
+}  // namespace vramfit
+
+#endif  // VRAMFIT_DRIVER_LIBRARY_H

@@ -1,0 +1,28 @@
+// Module initialization: per-environment state, exports, and the teardown hook.
+#include <napi.h>
+
+#include "addon_functions.h"
+#include "addon_state.h"
+#include "driver.h"
+#include "js_error.h"
+
+namespace vramfit {
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  env.SetInstanceData(new AddonState());
+  Driver::AddEnvironment();
+  // The primary contexts are released when the last environment using them goes away.
+  env.AddCleanupHook([] { Driver::RemoveEnvironment(); });
+  exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass, "setErrorClass"));
+  exports.Set("loadDriver", Napi::Function::New(env, LoadDriver, "loadDriver"));
+  exports.Set("devices", Napi::Function::New(env, ListDevices, "devices"));
+  exports.Set("memGetInfo", Napi::Function::New(env, MemGetInfo, "memGetInfo"));
+  exports.Set("probe", Napi::Function::New(env, Probe, "probe"));
+  return exports;
+}
+
+}  // namespace vramfit
+
+// The macro pastes the name into an identifier, so it takes an unqualified one.
+using vramfit::Init;
+NODE_API_MODULE(vramfit, Init)

@@ -1,0 +1,18 @@
+// CUDASIM_FAIL: makes chosen driver functions fail with chosen CUresults, for tests of error paths.
+#ifndef CUDASIM_FAULT_INJECTION_H
+#define CUDASIM_FAULT_INJECTION_H
+
+namespace cudasim {
+
+// Counts this call of `function` and returns the CUresult a rule injects for it, or 0.
+//
+// CUDASIM_FAIL is `function:code[:afterNCalls]`, several rules separated by ','; a rule with
+// afterNCalls lets that many calls through, then fails every later one. The variable is read
+// on every call and the counters restart whenever its value changes, so one test process can
+// inject different faults in turn. Change it only while no driver call is in flight: getenv
+// races with setenv.
+int InjectedFault(const char* function);
+
+}  // namespace cudasim
+
+#endif  // CUDASIM_FAULT_INJECTION_H
