@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from "commander";
 import { ExitStatus, VramfitError, exitStatusOf } from "../errors.js";
 import { batchCommand, type BatchOptions } from "./batchCommand.js";
 import { checkCommand, type CheckOptions } from "./checkCommand.js";
+import { gpusCommand } from "./gpusCommand.js";
 import { infoCommand, type InfoOptions } from "./infoCommand.js";
 import { processIo, type Io } from "./io.js";
 import { optionsFor, type CommandName } from "./options.js";
@@ -12,6 +13,7 @@ const COMMANDS: Record<CommandName, { summary: string; action: (options: never, 
   info: { summary: "driver, backend and each visible GPU's free and total memory", action: infoCommand },
   batch: { summary: "the largest batch that fits, measured on the GPU or predicted analytically", action: batchCommand },
   check: { summary: "does a workload at --batch N, or --need SIZE, fit? exit 0 (yes) or 1 (no)", action: checkCommand },
+  gpus: { summary: "the GPU catalog used for analytic targets (--gpu ID)", action: gpusCommand },
 };
 
 function packageVersion(): string {

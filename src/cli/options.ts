@@ -2,7 +2,7 @@
 import { OPTIMIZERS, PRECISIONS } from "../plan/bytesPerParameter.js";
 import { parseChoice, parseCount, parseDeviceSelection, parseSize } from "./parse.js";
 
-export type CommandName = "info" | "batch" | "check";
+export type CommandName = "info" | "batch" | "check" | "gpus";
 
 export interface OptionSpec {
   /** commander flags, e.g. `--memory <size>`. */
@@ -41,7 +41,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--no-touch", description: "allocate without writing the memory (faster, less certain)", commands: TARGET },
   { flags: "--require-gpu", description: "exit 3 unless a GPU is usable (never fall back)", commands: ["info", "batch", "check"] },
   // Output
-  { flags: "--json", description: "JSON on stdout, for scripts", commands: ["info", "batch", "check"] },
+  { flags: "--json", description: "JSON on stdout, for scripts", commands: ["info", "batch", "check", "gpus"] },
 ];
 
 export function optionsFor(command: CommandName): OptionSpec[] {

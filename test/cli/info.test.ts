@@ -33,3 +33,13 @@ describe("vramfit info", () => {
     expect(run.status).toBe(3);
   });
 });
+
+describe("vramfit gpus", () => {
+  it("lists the catalog sorted by memory, H100-80GB with its reported total", async () => {
+    const run = await runJson<{ id: string; totalBytes: number }[]>(["gpus"]);
+    expect(run.status).toBe(0);
+    const totals = run.json.map((g) => g.totalBytes);
+    expect(totals).toEqual([...totals].sort((a, b) => a - b));
+    expect(run.json.find((g) => g.id === "H100-80GB")?.totalBytes).toBe(85045477376); // deviceQuery, docs/gpus.md
+  });
+});

@@ -1,0 +1,28 @@
+// scripts/gpu-validate.mjs runs with only Node and the build outputs; here against the simulator.
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { root, simulatedGpus } from "./runCli.js";
+
+describe("scripts/gpu-validate.mjs", () => {
+  it("passes every check on a simulated H100 and reports the figures", () => {
+    const run = spawnSync(process.execPath, [resolve(root, "scripts", "gpu-validate.mjs")], {
+      env: { PATH: "/nonexistent", ...simulatedGpus("NVIDIA H100 80GB HBM3:85520809984:3221225472") },
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.pass).toBe(true);
+    expect(report.backend.kind).toBe("cuda");
+    expect(report.checks.infoMatchesNvidiaSmi.pass).toBeNull(); // no nvidia-smi on PATH: skipped, not passed
+    // free = 82,299,584,512 B = 39,243.5 pages of 2 MiB: the largest allocation is 39,243 pages.
+    expect(report.checks.probeBoundary).toMatchObject({ pass: true, largestAllocationBytes: 39243 * 2 ** 21, gapBytes: 2 ** 20 });
+    expect(report.checks.noLeakAfter100Probes).toMatchObject({ pass: true, freeBefore: 82299584512, freeAfter: 82299584512, probesThatFit: 50 });
+    // 1e9 fp32 + SGD: 2 × 1,908 pages = 8,002,732,032 B; (82,299,584,512 − that) / 512 MiB = 138.4.
+    // One probe: batch 139 is over the budget, so it is refused without touching the device.
+    expect(report.checks.batchSearch).toMatchObject({ pass: true, batchSize: 138, predictedBatchSize: 138, probes: 1 });
+    for (const key of ["driverLoad", "contextCreationAndFirstMemGetInfo", "memGetInfoMedian", "probe1GiBTouchedMedian"]) {
+      expect(report.timingsMs[key]).toBeGreaterThan(0);
+    }
+  });
+});
