@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Measures what autograd saves for backward in torchvision models: the reference for vramfit's CNN/ViT model.
+
+For each model, at 224x224, fp32, train mode, on the CPU, it runs one forward pass plus a
+cross-entropy loss under torch.autograd.graph.saved_tensors_hooks and sums the bytes of the
+*distinct storages* autograd saved (deduplicated by storage data pointer; a view keeps its whole
+storage alive, so a storage is counted at its full size). Parameters and buffers (the model's
+own state, which vramfit counts as parameters) are excluded. It does this at batch 1 and batch 2
+and splits the result into fixed + per-sample bytes:
+
+    perSampleBytes = bytes(2) - bytes(1)        fixedBytes = 2 * bytes(1) - bytes(2)
+
+Usage (Debian's python3-torch / python3-torchvision; the system python, not a pyenv shim):
+
+    /usr/bin/python3 scripts/measure-activations.py > test/fixtures/torch-saved-activations.json
+
+The output records the torch and torchvision versions and this command.
+"""
+import json
+import platform
+import sys
+from collections import Counter
+
+import torch
+import torchvision
+
+MODELS = ["resnet50", "resnet152", "vgg16", "vit_b_16"]
+IMAGE = 224
+BATCHES = (1, 2)
+COMMAND = "/usr/bin/python3 scripts/measure-activations.py > test/fixtures/torch-saved-activations.json"
+
+
+def storage_key(t: torch.Tensor) -> int:
+    return t.storage().data_ptr()
+
+
+def storage_bytes(t: torch.Tensor) -> int:
+    return t.storage().nbytes()
+
+
+def saved_bytes(model: torch.nn.Module, batch: int) -> dict:
+    """Bytes of the distinct storages autograd saves in one forward pass and loss, at `batch`."""
+    excluded = {storage_key(p) for p in model.parameters()} | {storage_key(b) for b in model.buffers()}
+    saved: dict[int, int] = {}
+    dtypes: Counter = Counter()
+
+    def pack(t: torch.Tensor):
+        key = storage_key(t)
+        if key not in excluded and key not in saved:
+            saved[key] = storage_bytes(t)
+            dtypes[str(t.dtype)] += storage_bytes(t)
+        return t
+
+    torch.manual_seed(0)
+    images = torch.randn(batch, 3, IMAGE, IMAGE)
+    targets = torch.randint(0, 1000, (batch,))
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        logits = model(images)
+        loss = torch.nn.functional.cross_entropy(logits, targets)
+    loss.backward()  # proves the graph is whole; the hooks above saw every saved tensor
+    model.zero_grad(set_to_none=True)
+    return {"bytes": sum(saved.values()), "tensors": len(saved), "bytesByDtype": dict(dtypes)}
+
+
+def measure(name: str) -> dict:
+    model = getattr(torchvision.models, name)(weights=None)
+    model.train()
+    parameters = sum(p.numel() for p in model.parameters())
+    runs = {b: saved_bytes(model, b) for b in BATCHES}
+    b1, b2 = runs[1]["bytes"], runs[2]["bytes"]
+    return {
+        "model": name,
+        "image": IMAGE,
+        "dtype": "float32",
+        "parameterCount": parameters,
+        "savedBytesByBatch": {str(b): runs[b]["bytes"] for b in BATCHES},
+        "savedTensorsByBatch": {str(b): runs[b]["tensors"] for b in BATCHES},
+        "savedBytesByDtypeAtBatch1": runs[1]["bytesByDtype"],
+        "perSampleBytes": b2 - b1,
+        "fixedBytes": 2 * b1 - b2,
+    }
+
+
+def main() -> None:
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    results = [measure(name) for name in MODELS]
+    json.dump(
+        {
+            "description": "Bytes of distinct storages autograd saves for backward (torch.autograd.graph."
+            "saved_tensors_hooks, deduplicated by storage data_ptr, parameters and buffers excluded) in one "
+            "forward pass plus cross-entropy loss, torchvision models, train mode, fp32, CPU, 224x224. "
+            "perSampleBytes = bytes(batch 2) - bytes(batch 1); fixedBytes = 2*bytes(1) - bytes(2).",
+            "command": COMMAND,
+            "torch": torch.__version__,
+            "torchvision": torchvision.__version__,
+            "python": platform.python_version(),
+            "device": "cpu",
+            "models": results,
+        },
+        sys.stdout,
+        indent=2,
+    )
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
