@@ -9,8 +9,9 @@ const oneDevice = { devices: [{ name: "NVIDIA A100-SXM4-40GB", totalBytes: 40 * 
 
 describe("before loadDriver", () => {
   it("rejects every device call with ERR_DRIVER_NOT_LOADED", async () => {
-    for (const call of [addon.devices(), addon.memGetInfo(0), addon.probe(0, [1], { touch: false })]) {
-      const error = await rejection(call);
+    // One call at a time: a promise that rejects before it is awaited is an unhandled rejection.
+    for (const call of [() => addon.devices(), () => addon.memGetInfo(0), () => addon.probe(0, [1], { touch: false })]) {
+      const error = await rejection(call());
       expect(error.code).toBe("ERR_DRIVER_NOT_LOADED");
       expect(error.message).toMatch(/loadDriver\(\)/);
     }
