@@ -1,36 +1,52 @@
 // Turns a workload and a run setup into the MemoryPlan that both evaluators use.
-import { bytesPerParameter } from "./bytesPerParameter.js";
+import { bytesPerParameter, shardBytes, zeroShards } from "./bytesPerParameter.js";
+import { cnnPlan } from "./cnnPlan.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
-import type { RunSetup } from "./setup.js";
+import { resolveSetup, type ResolvedSetup, type RunSetup } from "./setup.js";
+import { transformerPlan } from "./transformerPlan.js";
 import type { AffineWorkload, Workload } from "../workload/workload.js";
 
+/**
+ * The single entry point of the memory model. Throws `ERR_INVALID_ARGUMENT` when the setup does
+ * not apply to the workload (`--seq` for a CNN, `--tp` not dividing the heads, …).
+ */
 export function buildPlan(workload: Workload, setup: RunSetup): MemoryPlan {
+  const resolved = resolveSetup(setup);
   switch (workload.kind) {
     case "affine":
-      return affinePlan(workload, setup);
+      return affinePlan(workload, resolved);
+    case "transformer":
+      return transformerPlan(workload, resolved);
+    case "cnn":
+      return cnnPlan(workload, resolved);
   }
 }
 
-/** Weights (and, when training, gradients and optimizer states) plus the user's affine bytes. */
-function affinePlan(workload: AffineWorkload, setup: RunSetup): MemoryPlan {
+/**
+ * Weights (and, when training, gradients and optimizer states, partitioned by ZeRO) plus the
+ * user's affine bytes. A raw workload has no layers, so tensor parallelism does not apply.
+ */
+function affinePlan(workload: AffineWorkload, setup: ResolvedSetup): MemoryPlan {
   const perParameter = bytesPerParameter(setup.precision, setup.optimizer);
   const n = workload.parameterCount;
+  const shards = zeroShards(setup.mode === "train" ? setup.zeroStage : 0, setup.gpus);
   const fixed = (name: string, category: PlannedTensor["category"], bytes: number): PlannedTensor => ({
     name,
     category,
     fixedBytes: bytes,
     perSampleBytes: 0,
   });
-  const tensors: PlannedTensor[] = [fixed("parameters", "parameters", n * perParameter.parameters)];
+  const tensors: PlannedTensor[] = [fixed("parameters", "parameters", shardBytes(n * perParameter.parameters, shards.parameters))];
   if (setup.mode === "train") {
-    tensors.push(fixed("gradients", "gradients", n * perParameter.gradients));
-    tensors.push(fixed("optimizer states", "optimizerStates", n * perParameter.optimizerStates));
+    tensors.push(fixed("gradients", "gradients", shardBytes(n * perParameter.gradients, shards.gradients)));
+    tensors.push(fixed("optimizer states", "optimizerStates", shardBytes(n * perParameter.optimizerStates, shards.optimizerStates)));
   }
   tensors.push({ name: "per-sample", category: "activations", fixedBytes: 0, perSampleBytes: workload.perSampleBytes });
   tensors.push(fixed("fixed", "workspace", workload.fixedBytes));
   const training = setup.mode === "train" ? `, ${setup.optimizer}` : ", inference";
+  const zero = setup.mode === "train" && setup.zeroStage > 0 ? `, ZeRO-${setup.zeroStage} over ${setup.gpus} GPUs` : "";
   return {
-    description: `${n} parameters, ${setup.precision}${training}`,
+    description: `${n} parameters, ${setup.precision}${training}${zero}`,
     parameterCount: n,
     tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0),
   };

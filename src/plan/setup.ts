@@ -1,13 +1,184 @@
-// How a workload is run: training or inference, precision, optimizer, parallelism.
-import type { Optimizer, Precision } from "./bytesPerParameter.js";
+// How a workload is run: training or inference, precision, optimizer, sequence/image size, parallelism.
+import { invalidArgument } from "../errors.js";
+import { OPTIMIZERS, PRECISIONS, ZERO_STAGES, type Optimizer, type Precision, type ZeroStage } from "./bytesPerParameter.js";
 
-export type Mode = "train" | "infer";
+export const MODES = ["train", "infer"] as const;
+export type Mode = (typeof MODES)[number];
+
+/** `selective`: recompute the attention core (Korthikanti et al. 2022, §5); `full`: keep only each layer's (block's) input. */
+export const CHECKPOINTING = ["none", "selective", "full"] as const;
+export type Checkpointing = (typeof CHECKPOINTING)[number];
+
+/** `eager`: the attention matrix is materialized and saved; `flash`: fused (FlashAttention / SDPA), no s² tensor. */
+export const ATTENTION_KINDS = ["eager", "flash"] as const;
+export type AttentionKind = (typeof ATTENTION_KINDS)[number];
 
 export interface RunSetup {
   mode: Mode;
   precision: Precision;
   optimizer: Optimizer;
+  /** Tokens per sample (transformers); unset: the model's context length. */
+  seq?: number;
+  /** Pixels per side of the input image (CNNs, ViT); unset: the model's (224 for the presets). */
+  image?: number;
+  /** Activation recomputation; unset: `none`. */
+  checkpointing?: Checkpointing;
+  /** Attention implementation; unset: `flash`. */
+  attention?: AttentionKind;
+  /** ZeRO stage 0–3, partitioning training states over `gpus` data-parallel ranks; unset: 0. */
+  zeroStage?: ZeroStage;
+  /** Data-parallel GPUs (what ZeRO partitions over); unset: 1. */
+  gpus?: number;
+  /** Tensor-parallel degree (Megatron-style); unset: 1. */
+  tp?: number;
+  /** Megatron sequence parallelism alongside tensor parallelism (Korthikanti et al. 2022, §4.2.2); unset: false. */
+  sequenceParallel?: boolean;
+  /** Inference: tokens generated after the `seq` prompt tokens (the KV cache holds both); unset: 0. */
+  generatedTokens?: number;
 }
 
 /** The common case, printed by the CLI so the user sees what was assumed. */
 export const DEFAULT_SETUP: RunSetup = { mode: "train", precision: "amp", optimizer: "adamw" };
+
+/** Defaults of the optional fields (seq and image default to the model's own). */
+export const SETUP_DEFAULTS = {
+  checkpointing: "none",
+  attention: "flash",
+  zeroStage: 0,
+  gpus: 1,
+  tp: 1,
+  sequenceParallel: false,
+  generatedTokens: 0,
+} as const satisfies Partial<RunSetup>;
+
+/** A RunSetup with every optional field but seq/image filled in. */
+export type ResolvedSetup = Required<Omit<RunSetup, "seq" | "image">> & Pick<RunSetup, "seq" | "image">;
+
+export function resolveSetup(setup: RunSetup): ResolvedSetup {
+  return {
+    ...setup,
+    checkpointing: setup.checkpointing ?? SETUP_DEFAULTS.checkpointing,
+    attention: setup.attention ?? SETUP_DEFAULTS.attention,
+    zeroStage: setup.zeroStage ?? SETUP_DEFAULTS.zeroStage,
+    gpus: setup.gpus ?? SETUP_DEFAULTS.gpus,
+    tp: setup.tp ?? SETUP_DEFAULTS.tp,
+    sequenceParallel: setup.sequenceParallel ?? SETUP_DEFAULTS.sequenceParallel,
+    generatedTokens: setup.generatedTokens ?? SETUP_DEFAULTS.generatedTokens,
+  };
+}
+
+/** The run options as commander hands them over: strings (numbers from library callers), flags as booleans. */
+export interface SetupOptions {
+  mode?: string;
+  precision?: string;
+  optimizer?: string;
+  seq?: string | number;
+  image?: string | number;
+  /** `--checkpointing [kind]`: a bare flag (true) means `full`. */
+  checkpointing?: string | boolean;
+  attention?: string;
+  zero?: string | number;
+  gpus?: string | number;
+  tp?: string | number;
+  sequenceParallel?: boolean;
+  /** `--generate N`: tokens generated after the prompt (inference). */
+  generate?: string | number;
+}
+
+function oneOf<T extends string>(option: string, value: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw invalidArgument(option, value, `one of ${allowed.join(", ")}`);
+}
+
+const COUNT_PATTERN = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e\+?[0-9]+)?$/i;
+
+/**
+ * Parses a whole count: `512`, `4096`, `7e9`, `1.5e9`. Throws `ERR_INVALID_ARGUMENT` naming
+ * `option` unless it is an integer ≥ `min` and exactly representable (≤ 2^53).
+ */
+export function parseCount(option: string, value: string | number, min = 1): number {
+  const text = String(value).trim();
+  const expected = min === 0 ? "a whole number ≥ 0" : `a whole number ≥ ${min}`;
+  if (!COUNT_PATTERN.test(text)) throw invalidArgument(option, value, expected);
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < min) throw invalidArgument(option, value, expected);
+  return n;
+}
+
+/**
+ * Validates the run options (`--mode`, `--precision`, `--optimizer`, `--seq`, `--image`,
+ * `--checkpointing`, `--attention`, `--zero`, `--gpus`, `--tp`, `--sequence-parallel`,
+ * `--generate`) into a RunSetup. Absent options keep their defaults (DEFAULT_SETUP,
+ * SETUP_DEFAULTS; seq and image default to the model's). Bad values throw one-line errors
+ * naming the option.
+ */
+export function parseSetup(options: SetupOptions): RunSetup {
+  const setup: RunSetup = {
+    mode: options.mode === undefined ? DEFAULT_SETUP.mode : oneOf("--mode", options.mode, MODES),
+    precision: options.precision === undefined ? DEFAULT_SETUP.precision : oneOf("--precision", options.precision, PRECISIONS),
+    optimizer: options.optimizer === undefined ? DEFAULT_SETUP.optimizer : oneOf("--optimizer", options.optimizer, OPTIMIZERS),
+  };
+  if (options.seq !== undefined) setup.seq = parseCount("--seq", options.seq);
+  if (options.image !== undefined) setup.image = parseCount("--image", options.image);
+  if (options.checkpointing !== undefined && options.checkpointing !== false) {
+    setup.checkpointing = options.checkpointing === true ? "full" : oneOf("--checkpointing", options.checkpointing, CHECKPOINTING);
+  }
+  if (options.attention !== undefined) setup.attention = oneOf("--attention", options.attention, ATTENTION_KINDS);
+  if (options.zero !== undefined) {
+    const stage = String(options.zero);
+    if (!(ZERO_STAGES as readonly number[]).map(String).includes(stage)) throw invalidArgument("--zero", options.zero, "one of 0, 1, 2, 3");
+    setup.zeroStage = Number(stage) as ZeroStage;
+  }
+  if (options.gpus !== undefined) setup.gpus = parseCount("--gpus", options.gpus);
+  if (options.tp !== undefined) setup.tp = parseCount("--tp", options.tp);
+  if (options.sequenceParallel) setup.sequenceParallel = true;
+  if (options.generate !== undefined) setup.generatedTokens = parseCount("--generate", options.generate, 0);
+
+  if (setup.mode === "infer") {
+    if ((setup.zeroStage ?? 0) > 0) throw invalidArgument("--zero", options.zero, "0 with --mode infer (ZeRO partitions training states)");
+    if (setup.checkpointing !== undefined && setup.checkpointing !== "none") {
+      throw invalidArgument("--checkpointing", setup.checkpointing, "none with --mode infer (nothing is kept for backward)");
+    }
+  } else if (setup.generatedTokens !== undefined && setup.generatedTokens > 0) {
+    throw invalidArgument("--generate", options.generate, "--mode infer (generated tokens apply to inference)");
+  }
+  if (setup.sequenceParallel && (setup.tp ?? 1) === 1) {
+    throw invalidArgument("--sequence-parallel", true, "--tp N with N > 1 (sequence parallelism splits along the tensor-parallel group)");
+  }
+  return setup;
+}
+
+/**
+ * One line naming every assumption of the setup, defaults included: what the CLI prints.
+ * `transformer: false` leaves out what applies only to transformers (attention, tensor parallelism).
+ */
+export function describeSetup(setup: RunSetup, options: { transformer?: boolean } = {}): string {
+  const s = resolveSetup(setup);
+  const transformer = options.transformer ?? true;
+  const parts: string[] = [s.mode, s.precision];
+  if (s.mode === "train") parts.push(s.optimizer);
+  // seq and image are the model's own when unset; a plan's description names the values it used.
+  if (s.seq !== undefined) parts.push(`seq ${s.seq}`);
+  if (s.image !== undefined) parts.push(`image ${s.image}`);
+  if (transformer) parts.push(`attention ${s.attention}`);
+  if (s.mode === "train") parts.push(`checkpointing ${s.checkpointing}`, `zero ${s.zeroStage} over ${s.gpus} GPU${s.gpus === 1 ? "" : "s"}`);
+  if (transformer) parts.push(`tp ${s.tp}${s.sequenceParallel ? " with sequence parallelism" : ""}`);
+  if (s.mode === "infer" && transformer) parts.push(`generate ${s.generatedTokens}`);
+  return parts.join(", ");
+}
+
+/**
+ * The defaults a setup took for options the user left out, as the options would be written
+ * (`--precision amp`), for the CLI to print. seq and image are the model's and are named by the
+ * plan's description instead.
+ */
+export function assumedDefaults(options: SetupOptions): string[] {
+  const assumed: string[] = [];
+  const mode = options.mode ?? DEFAULT_SETUP.mode;
+  if (options.mode === undefined) assumed.push(`--mode ${DEFAULT_SETUP.mode}`);
+  if (options.precision === undefined) assumed.push(`--precision ${DEFAULT_SETUP.precision}`);
+  if (mode === "train" && options.optimizer === undefined) assumed.push(`--optimizer ${DEFAULT_SETUP.optimizer}`);
+  if (options.attention === undefined) assumed.push(`--attention ${SETUP_DEFAULTS.attention}`);
+  if (mode === "train" && options.checkpointing === undefined) assumed.push(`--checkpointing ${SETUP_DEFAULTS.checkpointing}`);
+  return assumed;
+}

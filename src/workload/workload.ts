@@ -1,4 +1,9 @@
 // The workload kinds a MemoryPlan can be built from.
+import type { TransformerArchitecture } from "./transformer.js";
+import type { CnnNetwork } from "./cnn.js";
+
+export type { TransformerArchitecture } from "./transformer.js";
+export type { CnnLayer, CnnNetwork } from "./cnn.js";
 
 /**
  * A raw affine workload: a model of `parameterCount` parameters (weights, gradients and optimizer
@@ -12,4 +17,19 @@ export interface AffineWorkload {
   fixedBytes: number;
 }
 
-export type Workload = AffineWorkload;
+/** A transformer (BERT, GPT-2, Llama, ViT, …) described by its configuration. */
+export interface TransformerWorkload {
+  kind: "transformer";
+  /** A preset name, or where the description came from (`config.json`). */
+  name: string;
+  architecture: TransformerArchitecture;
+}
+
+/** A convolutional network described by its layers. */
+export interface CnnWorkload {
+  kind: "cnn";
+  name: string;
+  network: CnnNetwork;
+}
+
+export type Workload = AffineWorkload | TransformerWorkload | CnnWorkload;

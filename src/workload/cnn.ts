@@ -1,0 +1,262 @@
+// Convolutional networks as layer lists, and a trace that follows shapes and what autograd keeps.
+
+/** One layer of a CNN, in the vocabulary of torch.nn (documented in docs/memory-model.md, `--spec`). */
+export type CnnLayer =
+  | { type: "conv"; name?: string; out: number; kernel: number; stride?: number; padding?: number; dilation?: number; groups?: number; bias?: boolean }
+  | { type: "batchnorm"; name?: string }
+  | { type: "relu"; name?: string; inplace?: boolean }
+  | { type: "maxpool"; name?: string; kernel: number; stride?: number; padding?: number }
+  | { type: "avgpool"; name?: string; kernel: number; stride?: number; padding?: number }
+  | { type: "adaptiveavgpool"; name?: string; size: number }
+  | { type: "flatten"; name?: string }
+  | { type: "linear"; name?: string; out: number; bias?: boolean }
+  | { type: "dropout"; name?: string; p: number }
+  /** `relu(body(x) + shortcut(x))`, the sum computed in place as torchvision's ResNet blocks do. */
+  | { type: "residual"; name?: string; body: CnnLayer[]; shortcut?: CnnLayer[]; relu?: boolean };
+
+export const CNN_LAYER_TYPES = [
+  "conv",
+  "batchnorm",
+  "relu",
+  "maxpool",
+  "avgpool",
+  "adaptiveavgpool",
+  "flatten",
+  "linear",
+  "dropout",
+  "residual",
+] as const;
+
+export interface CnnNetwork {
+  /** Channels of the input image (3 for RGB). */
+  channels: number;
+  /** The image side the network is defined at (224 for the ImageNet models): the default `--image`. */
+  imageSize: number;
+  /** The classifier's outputs (the loss's width); 0 when the last layer is not a classifier. */
+  classes: number;
+  layers: CnnLayer[];
+}
+
+/**
+ * What a saved storage holds, which fixes its element size: activations in the run's dtype,
+ * int64 pooling indices, bool dropout masks, or fp32 whatever the run's dtype (the loss: autocast
+ * runs log_softmax in fp32).
+ */
+export type SavedKind = "activation" | "index" | "mask" | "float32";
+
+/** A storage autograd keeps for backward; `elements` per sample. */
+export interface SavedStorage {
+  /** The first op that saved it and what it is to that op: `layer1.0.conv1.input`, `maxpool.indices`. */
+  name: string;
+  elements: number;
+  kind: SavedKind;
+  /** The top-level layer (checkpoint segment) that saved it. */
+  segment: number;
+  /** Identifies the storage within the trace. */
+  storage: number;
+}
+
+export interface CnnTrace {
+  parameterCount: number;
+  /** Parameters per top-level layer (the parameter groups of the plan). */
+  parameterGroups: { name: string; count: number }[];
+  /** Storages saved for backward, each counted once (autograd saves views and in-place results of one storage once). */
+  saved: SavedStorage[];
+  /** Batch-norm's saved mean and inverse std: fp32, per channel, independent of the batch. */
+  fixedSavedBytes: { name: string; bytes: number }[];
+  /** Each top-level layer's input (elements per sample, storage id): what full checkpointing keeps. */
+  segmentInputs: { name: string; elements: number; storage: number }[];
+  /** Largest per-sample elements alive at once in a forward pass without autograd (inference). */
+  inferencePeakElements: number;
+  /** Per-sample shape of the output. */
+  outputShape: number[];
+}
+
+interface Storage {
+  id: number;
+  elements: number;
+}
+
+interface Value {
+  shape: number[];
+  storage: Storage;
+}
+
+function product(shape: number[]): number {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+/** Raised for shapes a layer cannot take; the caller turns it into a one-line input error. */
+export class CnnShapeError extends Error {
+  constructor(
+    readonly layer: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function outputSide(side: number, kernel: number, stride: number, padding: number, dilation: number): number {
+  return Math.floor((side + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1;
+}
+
+/**
+ * Runs the network symbolically on one `channels × image × image` sample and records what
+ * PyTorch's autograd keeps for backward (derivatives.yaml): convolutions, linears, norms and
+ * poolings save their input, in-place ReLU its output, max pooling its int64 indices, dropout
+ * its mask, batch norm its per-channel mean and inverse std; flatten is a view and the residual
+ * sum is in place. Saved storages are deduplicated as autograd holds them: once per storage.
+ */
+export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
+  let nextId = 0;
+  const newStorage = (elements: number): Storage => ({ id: nextId++, elements });
+  const saved = new Map<number, SavedStorage>();
+  const fixedSavedBytes: CnnTrace["fixedSavedBytes"] = [];
+  const parameterGroups: CnnTrace["parameterGroups"] = [];
+  const segmentInputs: CnnTrace["segmentInputs"] = [];
+  let segment = 0;
+  let parameters = 0;
+  let inferencePeak = 0;
+
+  const save = (storage: Storage, name: string, kind: SavedKind = "activation"): void => {
+    if (!saved.has(storage.id)) saved.set(storage.id, { name, elements: storage.elements, kind, segment, storage: storage.id });
+  };
+  const saveExtra = (name: string, elements: number, kind: SavedKind): void => {
+    const id = nextId++;
+    saved.set(id, { name, elements, kind, segment, storage: id });
+  };
+  // Inference: the storages alive at an op are the ones held by enclosing residual blocks, the
+  // op's input and its output.
+  const observe = (held: Storage[], ...current: Storage[]): void => {
+    const alive = new Map<number, number>();
+    for (const s of [...held, ...current]) alive.set(s.id, s.elements);
+    let total = 0;
+    for (const e of alive.values()) total += e;
+    inferencePeak = Math.max(inferencePeak, total);
+  };
+
+  const spatial = (x: Value, layer: string): [number, number, number] => {
+    if (x.shape.length !== 3) throw new CnnShapeError(layer, `needs a channels × height × width input, got ${x.shape.length === 1 ? "a flat vector" : x.shape.join("×")}`);
+    return x.shape as [number, number, number];
+  };
+
+  const run = (layers: CnnLayer[], input: Value, prefix: string, held: Storage[]): Value => {
+    let x = input;
+    layers.forEach((layer, index) => {
+      const name = layer.name ?? `${prefix}${index}`;
+      x = apply(layer, x, name, held);
+    });
+    return x;
+  };
+
+  const apply = (layer: CnnLayer, x: Value, name: string, held: Storage[]): Value => {
+    const fresh = (shape: number[]): Value => {
+      const out = { shape, storage: newStorage(product(shape)) };
+      observe(held, x.storage, out.storage);
+      return out;
+    };
+    switch (layer.type) {
+      case "conv": {
+        const [c, hIn, wIn] = spatial(x, name);
+        const stride = layer.stride ?? 1;
+        const padding = layer.padding ?? 0;
+        const dilation = layer.dilation ?? 1;
+        const groups = layer.groups ?? 1;
+        if (c % groups !== 0 || layer.out % groups !== 0) {
+          throw new CnnShapeError(name, `groups ${groups} must divide its ${c} input and ${layer.out} output channels`);
+        }
+        const h = outputSide(hIn, layer.kernel, stride, padding, dilation);
+        const w = outputSide(wIn, layer.kernel, stride, padding, dilation);
+        if (h < 1 || w < 1) throw new CnnShapeError(name, `its ${layer.kernel}×${layer.kernel} kernel does not fit a ${hIn}×${wIn} input`);
+        parameters += layer.out * (c / groups) * layer.kernel * layer.kernel + (layer.bias === false ? 0 : layer.out);
+        save(x.storage, `${name}.input`);
+        return fresh([layer.out, h, w]);
+      }
+      case "batchnorm": {
+        const [c] = spatial(x, name);
+        parameters += 2 * c; // weight and bias; running mean/var are buffers
+        save(x.storage, `${name}.input`);
+        fixedSavedBytes.push({ name: `${name}.saved_mean_invstd`, bytes: 2 * c * 4 });
+        return fresh(x.shape);
+      }
+      case "relu": {
+        if (layer.inplace) {
+          save(x.storage, `${name}.output`);
+          observe(held, x.storage);
+          return x;
+        }
+        const out = fresh(x.shape);
+        save(out.storage, `${name}.output`);
+        return out;
+      }
+      case "maxpool":
+      case "avgpool": {
+        const [c, hIn, wIn] = spatial(x, name);
+        const stride = layer.stride ?? layer.kernel;
+        const padding = layer.padding ?? 0;
+        const h = outputSide(hIn, layer.kernel, stride, padding, 1);
+        const w = outputSide(wIn, layer.kernel, stride, padding, 1);
+        if (h < 1 || w < 1) throw new CnnShapeError(name, `its ${layer.kernel}×${layer.kernel} window does not fit a ${hIn}×${wIn} input`);
+        save(x.storage, `${name}.input`);
+        const out = fresh([c, h, w]);
+        if (layer.type === "maxpool") saveExtra(`${name}.indices`, out.storage.elements, "index");
+        return out;
+      }
+      case "adaptiveavgpool": {
+        const [c] = spatial(x, name);
+        save(x.storage, `${name}.input`);
+        return fresh([c, layer.size, layer.size]);
+      }
+      case "flatten":
+        return { shape: [product(x.shape)], storage: x.storage }; // a view
+      case "linear": {
+        if (x.shape.length !== 1) throw new CnnShapeError(name, `needs a flat input (add a flatten layer before it), got ${x.shape.join("×")}`);
+        const inFeatures = x.shape[0] ?? 0;
+        parameters += inFeatures * layer.out + (layer.bias === false ? 0 : layer.out);
+        save(x.storage, `${name}.input`);
+        return fresh([layer.out]);
+      }
+      case "dropout": {
+        const out = fresh(x.shape);
+        if (layer.p > 0) saveExtra(`${name}.mask`, out.storage.elements, "mask");
+        return out;
+      }
+      case "residual": {
+        const body = run(layer.body, x, `${name}.body.`, [...held, x.storage]);
+        const shortcut = layer.shortcut && layer.shortcut.length > 0 ? run(layer.shortcut, x, `${name}.shortcut.`, [...held, body.storage]) : x;
+        if (body.shape.join("×") !== shortcut.shape.join("×")) {
+          throw new CnnShapeError(name, `its body gives ${body.shape.join("×")} but its shortcut ${shortcut.shape.join("×")}`);
+        }
+        // body += shortcut (in place, saves nothing), then an in-place ReLU saves the sum.
+        observe(held, body.storage, shortcut.storage);
+        if (layer.relu !== false) save(body.storage, `${name}.relu.output`);
+        return body;
+      }
+    }
+  };
+
+  let x: Value = { shape: [network.channels, imageSize, imageSize], storage: newStorage(network.channels * imageSize * imageSize) };
+  network.layers.forEach((layer, index) => {
+    const name = layer.name ?? String(index);
+    segment = index;
+    segmentInputs.push({ name: `${name}.checkpoint_input`, elements: x.storage.elements, storage: x.storage.id });
+    const before = parameters;
+    x = apply(layer, x, name, []);
+    if (parameters > before) parameterGroups.push({ name, count: parameters - before });
+  });
+  if (network.classes > 0) {
+    // cross-entropy: log_softmax saves its output (fp32 under autocast too).
+    segment = network.layers.length;
+    saveExtra("loss.log_softmax", network.classes, "float32");
+  }
+
+  return {
+    parameterCount: parameters,
+    parameterGroups,
+    saved: [...saved.values()],
+    fixedSavedBytes,
+    segmentInputs,
+    inferencePeakElements: inferencePeak,
+    outputShape: x.shape,
+  };
+}

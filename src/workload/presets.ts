@@ -1,0 +1,213 @@
+// The named models of `--model`: architectures from their papers and reference configs, never typed-in counts.
+import { resnet, vgg16 } from "./cnnBuilders.js";
+import { parameterCount } from "./parameterCount.js";
+import type { TransformerArchitecture } from "./transformer.js";
+import type { CnnWorkload, TransformerWorkload } from "./workload.js";
+
+/** BERT (Devlin et al. 2019) as BertModel: post-LN encoder with the pooler, GeLU FFN of 4h. */
+export function bertArchitecture(shape: { hiddenSize: number; layers: number; heads: number }): TransformerArchitecture {
+  return {
+    kind: "encoder",
+    hiddenSize: shape.hiddenSize,
+    layers: shape.layers,
+    heads: shape.heads,
+    kvHeads: shape.heads,
+    headDim: shape.hiddenSize / shape.heads,
+    ffnSize: 4 * shape.hiddenSize,
+    ffn: "mlp",
+    vocabSize: 30522,
+    positions: "learned",
+    maxPositions: 512,
+    tokenTypes: 2,
+    norm: "layernorm",
+    bias: true,
+    tieEmbeddings: true,
+    embeddingNorm: true,
+    finalNorm: false,
+    head: "pooler",
+    classes: 0,
+    dropout: 0.1,
+    attentionDropout: 0.1,
+  };
+}
+
+/** GPT-2 (Radford et al. 2019) and GPT-3 (Brown et al. 2020): pre-LN decoder, learned positions, tied LM head. */
+export function gptArchitecture(shape: { hiddenSize: number; layers: number; heads: number; maxPositions: number }): TransformerArchitecture {
+  return {
+    kind: "decoder",
+    hiddenSize: shape.hiddenSize,
+    layers: shape.layers,
+    heads: shape.heads,
+    kvHeads: shape.heads,
+    headDim: shape.hiddenSize / shape.heads,
+    ffnSize: 4 * shape.hiddenSize,
+    ffn: "mlp",
+    vocabSize: 50257,
+    positions: "learned",
+    maxPositions: shape.maxPositions,
+    tokenTypes: 0,
+    norm: "layernorm",
+    bias: true,
+    tieEmbeddings: true,
+    embeddingNorm: false,
+    finalNorm: true,
+    head: "lm",
+    classes: 0,
+    dropout: 0.1,
+    attentionDropout: 0.1,
+  };
+}
+
+/** Llama (Touvron et al. 2023) and Mistral: RMSNorm, rotary positions, SwiGLU FFN, no biases, untied LM head. */
+export function llamaArchitecture(shape: {
+  hiddenSize: number;
+  layers: number;
+  heads: number;
+  kvHeads: number;
+  ffnSize: number;
+  vocabSize: number;
+  maxPositions: number;
+}): TransformerArchitecture {
+  return {
+    kind: "decoder",
+    hiddenSize: shape.hiddenSize,
+    layers: shape.layers,
+    heads: shape.heads,
+    kvHeads: shape.kvHeads,
+    headDim: shape.hiddenSize / shape.heads,
+    ffnSize: shape.ffnSize,
+    ffn: "gated",
+    vocabSize: shape.vocabSize,
+    positions: "rotary",
+    maxPositions: shape.maxPositions,
+    tokenTypes: 0,
+    norm: "rmsnorm",
+    bias: false,
+    tieEmbeddings: false,
+    embeddingNorm: false,
+    finalNorm: true,
+    head: "lm",
+    classes: 0,
+    dropout: 0,
+    attentionDropout: 0,
+  };
+}
+
+/** ViT (Dosovitskiy et al. 2021) as torchvision's vit_b_16: pre-LN encoder, class token, linear classifier, no dropout. */
+export function vitArchitecture(shape: { hiddenSize: number; layers: number; heads: number; ffnSize: number; patchSize: number; imageSize: number; classes: number }): TransformerArchitecture {
+  return {
+    kind: "encoder",
+    hiddenSize: shape.hiddenSize,
+    layers: shape.layers,
+    heads: shape.heads,
+    kvHeads: shape.heads,
+    headDim: shape.hiddenSize / shape.heads,
+    ffnSize: shape.ffnSize,
+    ffn: "mlp",
+    vocabSize: 0,
+    positions: "learned",
+    maxPositions: (shape.imageSize / shape.patchSize) ** 2 + 1,
+    tokenTypes: 0,
+    norm: "layernorm",
+    bias: true,
+    tieEmbeddings: false,
+    embeddingNorm: false,
+    finalNorm: true,
+    head: shape.classes > 0 ? "classifier" : "none",
+    classes: shape.classes,
+    dropout: 0,
+    attentionDropout: 0,
+    vision: { imageSize: shape.imageSize, patchSize: shape.patchSize, channels: 3 },
+  };
+}
+
+interface PresetEntry {
+  description: string;
+  /** Where the architecture comes from. */
+  source: string;
+  build: () => TransformerWorkload["architecture"] | CnnWorkload["network"];
+}
+
+const transformer = (architecture: TransformerArchitecture) => () => architecture;
+
+const PRESETS: Record<string, PresetEntry> = {
+  resnet18: { description: "ResNet-18 (torchvision)", source: "He et al. 2016, Table 1", build: () => resnet(18) },
+  resnet34: { description: "ResNet-34 (torchvision)", source: "He et al. 2016, Table 1", build: () => resnet(34) },
+  resnet50: { description: "ResNet-50 v1.5 (torchvision)", source: "He et al. 2016, Table 1", build: () => resnet(50) },
+  resnet101: { description: "ResNet-101 v1.5 (torchvision)", source: "He et al. 2016, Table 1", build: () => resnet(101) },
+  resnet152: { description: "ResNet-152 v1.5 (torchvision)", source: "He et al. 2016, Table 1", build: () => resnet(152) },
+  vgg16: { description: "VGG-16, configuration D (torchvision)", source: "Simonyan & Zisserman 2015, Table 1", build: () => vgg16() },
+  "vit-b16": {
+    description: "ViT-B/16 at 224² (torchvision vit_b_16)",
+    source: "Dosovitskiy et al. 2021, Table 1",
+    build: transformer(vitArchitecture({ hiddenSize: 768, layers: 12, heads: 12, ffnSize: 3072, patchSize: 16, imageSize: 224, classes: 1000 })),
+  },
+  "bert-base": { description: "BERT-base (BertModel with pooler)", source: "Devlin et al. 2019, §3", build: transformer(bertArchitecture({ hiddenSize: 768, layers: 12, heads: 12 })) },
+  "bert-large": { description: "BERT-large (BertModel with pooler)", source: "Devlin et al. 2019, §3", build: transformer(bertArchitecture({ hiddenSize: 1024, layers: 24, heads: 16 })) },
+  gpt2: { description: "GPT-2 small (124M)", source: "Radford et al. 2019, Table 2; HF gpt2 config", build: transformer(gptArchitecture({ hiddenSize: 768, layers: 12, heads: 12, maxPositions: 1024 })) },
+  "gpt2-medium": { description: "GPT-2 medium (355M)", source: "Radford et al. 2019, Table 2", build: transformer(gptArchitecture({ hiddenSize: 1024, layers: 24, heads: 16, maxPositions: 1024 })) },
+  "gpt2-large": { description: "GPT-2 large (774M)", source: "Radford et al. 2019, Table 2", build: transformer(gptArchitecture({ hiddenSize: 1280, layers: 36, heads: 20, maxPositions: 1024 })) },
+  "gpt2-xl": { description: "GPT-2 XL (1.5B)", source: "Radford et al. 2019, Table 2", build: transformer(gptArchitecture({ hiddenSize: 1600, layers: 48, heads: 25, maxPositions: 1024 })) },
+  "llama-2-7b": {
+    description: "Llama 2 7B",
+    source: "Touvron et al. 2023 (Llama 2), Table 1; HF config",
+    build: transformer(llamaArchitecture({ hiddenSize: 4096, layers: 32, heads: 32, kvHeads: 32, ffnSize: 11008, vocabSize: 32000, maxPositions: 4096 })),
+  },
+  "llama-2-13b": {
+    description: "Llama 2 13B",
+    source: "Touvron et al. 2023 (Llama 2), Table 1; HF config",
+    build: transformer(llamaArchitecture({ hiddenSize: 5120, layers: 40, heads: 40, kvHeads: 40, ffnSize: 13824, vocabSize: 32000, maxPositions: 4096 })),
+  },
+  "llama-2-70b": {
+    description: "Llama 2 70B (grouped-query attention, 8 KV heads)",
+    source: "Touvron et al. 2023 (Llama 2), Table 1; HF config",
+    build: transformer(llamaArchitecture({ hiddenSize: 8192, layers: 80, heads: 64, kvHeads: 8, ffnSize: 28672, vocabSize: 32000, maxPositions: 4096 })),
+  },
+  "llama-3-8b": {
+    description: "Llama 3 8B (grouped-query attention, 8 KV heads)",
+    source: "Llama 3 model card; HF config",
+    build: transformer(llamaArchitecture({ hiddenSize: 4096, layers: 32, heads: 32, kvHeads: 8, ffnSize: 14336, vocabSize: 128256, maxPositions: 8192 })),
+  },
+  "mistral-7b": {
+    description: "Mistral 7B v0.1 (grouped-query attention, 8 KV heads)",
+    source: "Jiang et al. 2023, Table 1",
+    build: transformer(llamaArchitecture({ hiddenSize: 4096, layers: 32, heads: 32, kvHeads: 8, ffnSize: 14336, vocabSize: 32000, maxPositions: 8192 })),
+  },
+  "gpt3-175b": {
+    description: "GPT-3 175B",
+    source: "Brown et al. 2020, Table 2.1",
+    build: transformer(gptArchitecture({ hiddenSize: 12288, layers: 96, heads: 96, maxPositions: 2048 })),
+  },
+};
+
+export function presetNames(): string[] {
+  return Object.keys(PRESETS);
+}
+
+/** The preset's workload, or undefined for an unknown name. */
+export function presetWorkload(name: string): TransformerWorkload | CnnWorkload | undefined {
+  const entry = Object.hasOwn(PRESETS, name) ? PRESETS[name] : undefined;
+  if (!entry) return undefined;
+  const built = entry.build();
+  return "layers" in built && Array.isArray(built.layers)
+    ? { kind: "cnn", name, network: built as CnnWorkload["network"] }
+    : { kind: "transformer", name, architecture: built as TransformerArchitecture };
+}
+
+export interface PresetInfo {
+  name: string;
+  kind: "cnn" | "transformer";
+  description: string;
+  source: string;
+  /** Computed from the architecture. */
+  parameterCount: number;
+}
+
+/** The presets with their parameter counts, for `vramfit models`. */
+export function listPresets(): PresetInfo[] {
+  return presetNames().map((name) => {
+    const workload = presetWorkload(name)!;
+    const entry = PRESETS[name]!;
+    return { name, kind: workload.kind, description: entry.description, source: entry.source, parameterCount: parameterCount(workload) };
+  });
+}

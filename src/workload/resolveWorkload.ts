@@ -1,0 +1,83 @@
+// Turns the workload options (--model, --hf-config, --spec, --params/--per-sample/--fixed) into one Workload.
+import { invalidArgument } from "../errors.js";
+import { didYouMean } from "../suggest.js";
+import { parseBytes } from "../units.js";
+import { readHfConfig } from "./hfConfig.js";
+import { presetNames, presetWorkload } from "./presets.js";
+import { readSpec } from "./spec.js";
+import type { Workload } from "./workload.js";
+
+/** A file the CLI has read and parsed: its path (for messages) and its JSON. */
+export interface ParsedFile {
+  path: string;
+  json: unknown;
+}
+
+/** The workload options as the CLI hands them over; counts and sizes may come as text or as numbers already parsed. */
+export interface WorkloadInput {
+  model?: string;
+  hfConfig?: ParsedFile;
+  spec?: ParsedFile;
+  params?: string | number;
+  perSample?: string | number;
+  fixed?: string | number;
+}
+
+const EXPECTED_SOURCE = "exactly one of --model NAME, --hf-config FILE, --spec FILE, or --params N --per-sample SIZE [--fixed SIZE]";
+
+const PARAMS_PATTERN = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e\+?[0-9]+)?$/i;
+
+function parameterCountOption(value: string | number): number {
+  const n = typeof value === "number" ? value : PARAMS_PATTERN.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw invalidArgument("--params", value, "a whole parameter count ≥ 1, such as 7e9 or 124439808");
+  return n;
+}
+
+function sizeOption(option: string, value: string | number): number {
+  if (typeof value === "number") {
+    if (!Number.isSafeInteger(value) || value < 0) throw invalidArgument(option, value, "a whole number of bytes ≥ 0");
+    return value;
+  }
+  return parseBytes(value, option);
+}
+
+/** The preset, or a one-line error with the nearest name. */
+export function presetByName(name: string): Workload {
+  const workload = presetWorkload(name) ?? presetWorkload(name.trim().toLowerCase());
+  if (workload) return workload;
+  const error = invalidArgument("--model", name, "a preset (vramfit models lists them)");
+  error.message += didYouMean(presetNames(), name);
+  throw error;
+}
+
+/**
+ * Resolves exactly one workload source. Throws `ERR_INVALID_ARGUMENT` for none or several
+ * sources, `--per-sample`/`--fixed` without `--params`, an unknown preset (suggesting the nearest)
+ * and any invalid field of a config or spec file (naming the file and the field).
+ */
+export function resolveWorkload(input: WorkloadInput): Workload {
+  const affineGiven = input.params !== undefined || input.perSample !== undefined || input.fixed !== undefined;
+  const sources = [
+    input.model !== undefined ? "--model" : undefined,
+    input.hfConfig !== undefined ? "--hf-config" : undefined,
+    input.spec !== undefined ? "--spec" : undefined,
+    affineGiven ? "--params" : undefined,
+  ].filter((s): s is string => s !== undefined);
+  if (sources.length === 0) throw invalidArgument("workload", "none", EXPECTED_SOURCE);
+  if (sources.length > 1) throw invalidArgument(sources[1]!, `given with ${sources[0]}`, EXPECTED_SOURCE);
+
+  if (input.model !== undefined) return presetByName(input.model);
+  if (input.hfConfig !== undefined) return readHfConfig(input.hfConfig.path, input.hfConfig.json);
+  if (input.spec !== undefined) return readSpec(input.spec.path, input.spec.json);
+
+  if (input.params === undefined) throw invalidArgument(input.perSample !== undefined ? "--per-sample" : "--fixed", "given without --params", "--params N with --per-sample SIZE [--fixed SIZE]");
+  if (input.perSample === undefined) throw invalidArgument("--per-sample", "none", "a size above 0 with --params (bytes each sample adds, e.g. 1GiB)");
+  const perSampleBytes = sizeOption("--per-sample", input.perSample);
+  if (perSampleBytes <= 0) throw invalidArgument("--per-sample", input.perSample, "a size above 0 (bytes each sample adds)");
+  return {
+    kind: "affine",
+    parameterCount: parameterCountOption(input.params),
+    perSampleBytes,
+    fixedBytes: input.fixed === undefined ? 0 : sizeOption("--fixed", input.fixed),
+  };
+}
