@@ -16,8 +16,10 @@ export { searchMaxBatch, type FitsFunction, type SearchResult } from "./fit/sear
 export { buildPlan as planMemory };
 export type { BatchResult, CheckResult, DeviceReport, MemoryPlan, GpuModel, Backend };
 export type { PlannedTensor, Category } from "./plan/memoryPlan.js";
-export type { Workload } from "./workload/workload.js";
-export type { RunSetup } from "./plan/setup.js";
+export type { Workload, AffineWorkload, TransformerWorkload, CnnWorkload } from "./workload/workload.js";
+export { resolveWorkload, type WorkloadInput } from "./workload/resolveWorkload.js";
+export { listPresets } from "./workload/presets.js";
+export { parseSetup, type RunSetup, type SetupOptions } from "./plan/setup.js";
 
 /** Where to evaluate: a CUDA ordinal (measured), or an analytic target. */
 export interface TargetSpec {

@@ -17,7 +17,8 @@ export interface CheckOptions extends WorkloadOptions, TargetOptions {
 
 function checkedPlan(options: CheckOptions): { plan: ReturnType<typeof needPlan>; batch: number } {
   if (options.need !== undefined) {
-    if (options.params !== undefined || options.batch !== undefined) {
+    const workloadGiven = [options.model, options.hfConfig, options.spec, options.params].some((o) => o !== undefined);
+    if (workloadGiven || options.batch !== undefined) {
       throw invalidArgument("--need", options.need, "either --need SIZE or a workload with --batch N, not both");
     }
     return { plan: needPlan(options.need), batch: 0 };

@@ -5,6 +5,8 @@ import { ExitStatus, VramfitError, exitStatusOf } from "../errors.js";
 import { batchCommand, type BatchOptions } from "./batchCommand.js";
 import { checkCommand, type CheckOptions } from "./checkCommand.js";
 import { gpusCommand } from "./gpusCommand.js";
+import { modelsCommand } from "./modelsCommand.js";
+import { planCommand } from "./planCommand.js";
 import { infoCommand, type InfoOptions } from "./infoCommand.js";
 import { processIo, type Io } from "./io.js";
 import { optionsFor, type CommandName } from "./options.js";
@@ -13,6 +15,8 @@ const COMMANDS: Record<CommandName, { summary: string; action: (options: never, 
   info: { summary: "driver, backend and each visible GPU's free and total memory", action: infoCommand },
   batch: { summary: "the largest batch that fits, measured on the GPU or predicted analytically", action: batchCommand },
   check: { summary: "does a workload at --batch N, or --need SIZE, fit? exit 0 (yes) or 1 (no)", action: checkCommand },
+  plan: { summary: "the memory breakdown of a workload at --batch N", action: planCommand },
+  models: { summary: "the preset models, with their parameter counts", action: modelsCommand },
   gpus: { summary: "the GPU catalog used for analytic targets (--gpu ID)", action: gpusCommand },
 };
 

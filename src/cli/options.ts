@@ -1,8 +1,9 @@
 // The one table of CLI options: commander definitions, value types and the README's reference.
 import { OPTIMIZERS, PRECISIONS } from "../plan/bytesPerParameter.js";
-import { parseChoice, parseCount, parseDeviceSelection, parseSize } from "./parse.js";
+import { ATTENTION_KINDS, MODES } from "../plan/setup.js";
+import { parseCount, parseDeviceSelection, parseSize } from "./parse.js";
 
-export type CommandName = "info" | "batch" | "check" | "gpus";
+export type CommandName = "info" | "batch" | "check" | "plan" | "models" | "gpus";
 
 export interface OptionSpec {
   /** commander flags, e.g. `--memory <size>`. */
@@ -10,25 +11,41 @@ export interface OptionSpec {
   description: string;
   /** The commands that take it. */
   commands: readonly CommandName[];
-  /** Turns the raw text into the typed value; throws one clear line on bad input. */
+  /**
+   * Turns the raw text into the typed value; throws one clear line on bad input. Workload and
+   * run options have none: resolveWorkload and parseSetup validate them together.
+   */
   parse?: (text: string) => unknown;
   /** Shown in help and the README; applied by the command, not by commander. */
   defaultText?: string;
 }
 
-const WORKLOAD: readonly CommandName[] = ["batch", "check"];
+const WORKLOAD: readonly CommandName[] = ["batch", "check", "plan"];
 const TARGET: readonly CommandName[] = ["batch", "check"];
 
 export const OPTIONS: readonly OptionSpec[] = [
-  // Workload
-  { flags: "--params <n>", description: "raw workload: parameter count (e.g. 7e9)", commands: WORKLOAD, parse: (t) => parseCount("--params", t) },
-  { flags: "--per-sample <size>", description: "raw workload: activation bytes per sample (e.g. 1GiB)", commands: WORKLOAD, parse: (t) => parseSize("--per-sample", t) },
-  { flags: "--fixed <size>", description: "raw workload: other fixed bytes", commands: WORKLOAD, parse: (t) => parseSize("--fixed", t), defaultText: "0" },
-  { flags: "--precision <p>", description: `weights and activations: ${PRECISIONS.join("|")}`, commands: WORKLOAD, parse: (t) => parseChoice("--precision", t, PRECISIONS), defaultText: "amp" },
-  { flags: "--optimizer <o>", description: `optimizer: ${OPTIMIZERS.join("|")}`, commands: WORKLOAD, parse: (t) => parseChoice("--optimizer", t, OPTIMIZERS), defaultText: "adamw" },
-  { flags: "--mode <m>", description: "train|infer", commands: WORKLOAD, parse: (t) => parseChoice("--mode", t, ["train", "infer"] as const), defaultText: "train" },
-  // check
-  { flags: "--batch <n>", description: "the batch size to check", commands: ["check"], parse: (t) => parseCount("--batch", t) },
+  // Workload: exactly one source
+  { flags: "--model <name>", description: "a preset model (see `vramfit models`), e.g. resnet50, bert-large, llama-2-7b", commands: WORKLOAD },
+  { flags: "--hf-config <file>", description: "a Hugging Face config.json (BERT, GPT-2, Llama, Mistral, ViT)", commands: WORKLOAD },
+  { flags: "--spec <file>", description: "a JSON spec: custom transformer, CNN layer list or affine (docs/memory-model.md)", commands: WORKLOAD },
+  { flags: "--params <n>", description: "raw workload: parameter count (e.g. 7e9)", commands: WORKLOAD },
+  { flags: "--per-sample <size>", description: "raw workload: activation bytes per sample (e.g. 1GiB)", commands: WORKLOAD },
+  { flags: "--fixed <size>", description: "raw workload: other fixed bytes", commands: WORKLOAD, defaultText: "0" },
+  // How it runs
+  { flags: "--mode <m>", description: MODES.join("|"), commands: WORKLOAD, defaultText: "train" },
+  { flags: "--precision <p>", description: `weights and activations: ${PRECISIONS.join("|")}`, commands: WORKLOAD, defaultText: "amp" },
+  { flags: "--optimizer <o>", description: `optimizer: ${OPTIMIZERS.join("|")}`, commands: WORKLOAD, defaultText: "adamw" },
+  { flags: "--seq <n>", description: "tokens per sample (transformers)", commands: WORKLOAD, defaultText: "the model's context length" },
+  { flags: "--image <n>", description: "input pixels per side (CNNs, ViT)", commands: WORKLOAD, defaultText: "the model's, 224" },
+  { flags: "--checkpointing [kind]", description: "recompute activations: selective|full (bare flag: full)", commands: WORKLOAD, defaultText: "none" },
+  { flags: "--attention <kind>", description: `attention kernel: ${ATTENTION_KINDS.join("|")} (flash keeps no s² scores)`, commands: WORKLOAD, defaultText: "flash" },
+  { flags: "--zero <stage>", description: "ZeRO stage 0|1|2|3, sharding over --gpus", commands: WORKLOAD, defaultText: "0" },
+  { flags: "--gpus <n>", description: "data-parallel GPUs that ZeRO shards over", commands: WORKLOAD, defaultText: "1" },
+  { flags: "--tp <n>", description: "tensor-parallel degree", commands: WORKLOAD, defaultText: "1" },
+  { flags: "--sequence-parallel", description: "Megatron sequence parallelism with --tp", commands: WORKLOAD },
+  { flags: "--generate <n>", description: "inference: tokens generated after the --seq prompt (KV cache)", commands: WORKLOAD, defaultText: "0" },
+  // check and plan
+  { flags: "--batch <n>", description: "the batch size to check or break down", commands: ["check", "plan"], parse: (t) => parseCount("--batch", t), defaultText: "plan: 1" },
   { flags: "--need <size>", description: "a raw requirement instead of a workload (e.g. 40GiB)", commands: ["check"], parse: (t) => parseSize("--need", t) },
   // Target
   { flags: "--device <n|all>", description: "CUDA device ordinal(s) to measure", commands: TARGET, parse: parseDeviceSelection, defaultText: "0" },
@@ -41,7 +58,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--no-touch", description: "allocate without writing the memory (faster, less certain)", commands: TARGET },
   { flags: "--require-gpu", description: "exit 3 unless a GPU is usable (never fall back)", commands: ["info", "batch", "check"] },
   // Output
-  { flags: "--json", description: "JSON on stdout, for scripts", commands: ["info", "batch", "check", "gpus"] },
+  { flags: "--json", description: "JSON on stdout, for scripts", commands: ["info", "batch", "check", "plan", "models", "gpus"] },
 ];
 
 export function optionsFor(command: CommandName): OptionSpec[] {

@@ -1,44 +1,58 @@
 // The workload and run setup a command's options describe, with the defaults it assumed.
+import { readFileSync } from "node:fs";
 import { invalidArgument } from "../errors.js";
-import type { Optimizer, Precision } from "../plan/bytesPerParameter.js";
 import { buildPlan } from "../plan/buildPlan.js";
 import type { MemoryPlan } from "../plan/memoryPlan.js";
-import { DEFAULT_SETUP, type Mode, type RunSetup } from "../plan/setup.js";
+import { assumedDefaults, parseSetup, type SetupOptions } from "../plan/setup.js";
+import { resolveWorkload, type ParsedFile } from "../workload/resolveWorkload.js";
+import type { Workload } from "../workload/workload.js";
 
-export interface WorkloadOptions {
-  params?: number;
-  perSample?: number;
-  fixed?: number;
-  precision?: Precision;
-  optimizer?: Optimizer;
-  mode?: Mode;
+export interface WorkloadOptions extends SetupOptions {
+  model?: string;
+  hfConfig?: string;
+  spec?: string;
+  params?: string;
+  perSample?: string;
+  fixed?: string;
 }
 
 export interface PlannedWorkload {
+  workload: Workload;
   plan: MemoryPlan;
   /** The defaults taken for options the user did not give, e.g. `--precision amp`. */
   assumed: string[];
 }
 
+/** Reads and parses a JSON file named by an option: the file system stays at the CLI's edge. */
+function readJsonFile(option: string, path: string): ParsedFile {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw invalidArgument(option, path, `a readable JSON file (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`);
+  }
+  try {
+    return { path, json: JSON.parse(text) as unknown };
+  } catch (error) {
+    throw invalidArgument(option, path, `a JSON file (${(error as Error).message})`);
+  }
+}
+
 export function planFromOptions(options: WorkloadOptions): PlannedWorkload {
-  if (options.params === undefined || options.perSample === undefined) {
-    const missing = options.params === undefined ? "--params" : "--per-sample";
-    throw invalidArgument(missing, "none", "a workload: --params N --per-sample SIZE [--fixed SIZE]");
-  }
-  const assumed: string[] = [];
-  const setup: RunSetup = {
-    mode: options.mode ?? (assumed.push(`--mode ${DEFAULT_SETUP.mode}`), DEFAULT_SETUP.mode),
-    precision: options.precision ?? (assumed.push(`--precision ${DEFAULT_SETUP.precision}`), DEFAULT_SETUP.precision),
-    optimizer: options.optimizer ?? (assumed.push(`--optimizer ${DEFAULT_SETUP.optimizer}`), DEFAULT_SETUP.optimizer),
-  };
-  const workload = {
-    kind: "affine" as const,
-    parameterCount: options.params,
-    perSampleBytes: options.perSample,
-    fixedBytes: options.fixed ?? 0,
-  };
-  if (workload.perSampleBytes <= 0) {
-    throw invalidArgument("--per-sample", options.perSample, "a size above 0 (bytes each sample adds)");
-  }
-  return { plan: buildPlan(workload, setup), assumed };
+  const workload = resolveWorkload({
+    ...(options.model !== undefined && { model: options.model }),
+    ...(options.hfConfig !== undefined && { hfConfig: readJsonFile("--hf-config", options.hfConfig) }),
+    ...(options.spec !== undefined && { spec: readJsonFile("--spec", options.spec) }),
+    ...(options.params !== undefined && { params: options.params }),
+    ...(options.perSample !== undefined && { perSample: options.perSample }),
+    ...(options.fixed !== undefined && { fixed: options.fixed }),
+  });
+  const plan = buildPlan(workload, parseSetup(options));
+  // Attention only applies to transformers; the raw affine workload has no layers to recompute.
+  const assumed = assumedDefaults(options).filter(
+    (a) =>
+      (workload.kind === "transformer" || !a.startsWith("--attention")) &&
+      (workload.kind !== "affine" || !a.startsWith("--checkpointing")),
+  );
+  return { workload, plan, assumed };
 }

@@ -49,9 +49,19 @@ export function planTotals(plan: MemoryPlan): { fixedBytes: number; perSampleByt
   return { fixedBytes, perSampleBytes };
 }
 
-/** Bytes per category at a batch size (every category present, 0 when it does not apply). */
-export function bytesByCategory(plan: MemoryPlan, batch: number): Record<Category, number> {
+/**
+ * Bytes per category at a batch size (every category present, 0 when it does not apply).
+ * `allocate` maps a tensor's bytes to what the allocator takes for it (rounding), if given.
+ */
+export function bytesByCategory(
+  plan: MemoryPlan,
+  batch: number,
+  allocate: (bytes: number) => number = (bytes) => bytes,
+): Record<Category, number> {
   const totals = Object.fromEntries(CATEGORIES.map((c) => [c, 0])) as Record<Category, number>;
-  for (const t of plan.tensors) totals[t.category] += tensorBytes(t, batch);
+  for (const t of plan.tensors) {
+    const bytes = tensorBytes(t, batch);
+    if (bytes > 0) totals[t.category] += allocate(bytes);
+  }
   return totals;
 }

@@ -1,4 +1,5 @@
 // How a workload is run: training or inference, precision, optimizer, sequence/image size, parallelism.
+import { parseCount } from "../count.js";
 import { invalidArgument } from "../errors.js";
 import { OPTIMIZERS, PRECISIONS, ZERO_STAGES, type Optimizer, type Precision, type ZeroStage } from "./bytesPerParameter.js";
 
@@ -88,21 +89,6 @@ export interface SetupOptions {
 function oneOf<T extends string>(option: string, value: string, allowed: readonly T[]): T {
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw invalidArgument(option, value, `one of ${allowed.join(", ")}`);
-}
-
-const COUNT_PATTERN = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e\+?[0-9]+)?$/i;
-
-/**
- * Parses a whole count: `512`, `4096`, `7e9`, `1.5e9`. Throws `ERR_INVALID_ARGUMENT` naming
- * `option` unless it is an integer ≥ `min` and exactly representable (≤ 2^53).
- */
-export function parseCount(option: string, value: string | number, min = 1): number {
-  const text = String(value).trim();
-  const expected = min === 0 ? "a whole number ≥ 0" : `a whole number ≥ ${min}`;
-  if (!COUNT_PATTERN.test(text)) throw invalidArgument(option, value, expected);
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < min) throw invalidArgument(option, value, expected);
-  return n;
 }
 
 /**

@@ -1,4 +1,5 @@
 // Turns the workload options (--model, --hf-config, --spec, --params/--per-sample/--fixed) into one Workload.
+import { parseCount } from "../count.js";
 import { invalidArgument } from "../errors.js";
 import { didYouMean } from "../suggest.js";
 import { parseBytes } from "../units.js";
@@ -24,14 +25,6 @@ export interface WorkloadInput {
 }
 
 const EXPECTED_SOURCE = "exactly one of --model NAME, --hf-config FILE, --spec FILE, or --params N --per-sample SIZE [--fixed SIZE]";
-
-const PARAMS_PATTERN = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e\+?[0-9]+)?$/i;
-
-function parameterCountOption(value: string | number): number {
-  const n = typeof value === "number" ? value : PARAMS_PATTERN.test(value.trim()) ? Number(value.trim()) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < 1) throw invalidArgument("--params", value, "a whole parameter count ≥ 1, such as 7e9 or 124439808");
-  return n;
-}
 
 function sizeOption(option: string, value: string | number): number {
   if (typeof value === "number") {
@@ -76,7 +69,7 @@ export function resolveWorkload(input: WorkloadInput): Workload {
   if (perSampleBytes <= 0) throw invalidArgument("--per-sample", input.perSample, "a size above 0 (bytes each sample adds)");
   return {
     kind: "affine",
-    parameterCount: parameterCountOption(input.params),
+    parameterCount: parseCount("--params", input.params),
     perSampleBytes,
     fixedBytes: input.fixed === undefined ? 0 : sizeOption("--fixed", input.fixed),
   };

@@ -40,7 +40,7 @@ describe("bad input", () => {
   });
 
   it("a missing workload", async () => {
-    expectOneLineUsageError(await runCli(["batch", "--memory", "80GiB"]), /--params: expected a workload/);
+    expectOneLineUsageError(await runCli(["batch", "--memory", "80GiB"]), /^vramfit: workload: expected exactly one of --model NAME, --hf-config FILE, --spec FILE, or --params N/);
   });
 
   it("an unknown option", async () => {

@@ -133,7 +133,7 @@ describe("resolveWorkload", () => {
     [{ model: "gpt2", spec: { path: "s.json", json: {} } }, /^--spec: expected exactly one of/],
     [{ perSample: "1GiB" }, /^--per-sample: expected --params N with --per-sample SIZE/],
     [{ params: "7e9" }, /^--per-sample: expected a size above 0 with --params/],
-    [{ params: "seven", perSample: "1GiB" }, /^--params: expected a whole parameter count ≥ 1/],
+    [{ params: "seven", perSample: "1GiB" }, /^--params: expected a whole number ≥ 1, got "seven"/],
     [{ params: "7e9", perSample: "0" }, /^--per-sample: expected a size above 0/],
     [{ params: "7e9", perSample: "1GiB", fixed: "-1" }, /^--fixed: expected a size/],
   ])("bad input %#", (input, expected) => {

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// Regenerates the README's example outputs by running the built CLI (no hand-edited output).
+//   node scripts/readme-examples.mjs
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const simulated = {
+  VRAMFIT_CUDA_LIBRARY: "build/Release/libcudasim.so",
+  CUDASIM_DEVICES: "NVIDIA H100 80GB HBM3:85520809984:3221225472",
+};
+
+/** Runs `vramfit ARGS` and returns what a terminal shows: stdout and stderr, in that order. */
+function vramfit(args, env = { VRAMFIT_CUDA_LIBRARY: "libcuda.so.1" }) {
+  const run = spawnSync(process.execPath, ["bin/vramfit.js", ...args], { cwd: root, env: { PATH: process.env.PATH, ...env }, encoding: "utf8" });
+  return { text: `${run.stdout}${run.stderr}`.trimEnd(), status: run.status };
+}
+
+const start = JSON.parse(readFileSync(`${root}package.json`, "utf8")).scripts.start.replace(/^node bin\/vramfit\.js /, "");
+const startRun = spawnSync(process.execPath, ["bin/vramfit.js", ...start.split(" ")], { cwd: root, env: { PATH: process.env.PATH }, encoding: "utf8" });
+const lines = startRun.stdout.trimEnd().split("\n");
+const examples = {
+  example: ["```console", `$ npm start    # vramfit ${start}`, lines[0], startRun.stderr.trimEnd(), ...lines.slice(1), "```"].join("\n"),
+  "device-example": [
+    "```console",
+    `$ export VRAMFIT_CUDA_LIBRARY=${simulated.VRAMFIT_CUDA_LIBRARY} CUDASIM_DEVICES='${simulated.CUDASIM_DEVICES}'`,
+    "$ vramfit batch --model resnet152 --precision fp32 --optimizer momentum",
+    vramfit(["batch", "--model", "resnet152", "--precision", "fp32", "--optimizer", "momentum"], simulated).text,
+    "$ vramfit check --need 70GiB; echo \"exit status $?\"",
+    `${vramfit(["check", "--need", "70GiB"], simulated).text}\nexit status ${vramfit(["check", "--need", "70GiB"], simulated).status}`,
+    "```",
+  ].join("\n"),
+  "plan-example": [
+    "```console",
+    "$ vramfit plan --model bert-large --seq 512 --precision amp --optimizer adamw --batch 32",
+    vramfit(["plan", "--model", "bert-large", "--seq", "512", "--precision", "amp", "--optimizer", "adamw", "--batch", "32"]).text,
+    "```",
+  ].join("\n"),
+};
+
+let readme = readFileSync(`${root}README.md`, "utf8");
+for (const [name, body] of Object.entries(examples)) {
+  const begin = `<!-- ${name}:begin -->`;
+  const end = `<!-- ${name}:end -->`;
+  const i = readme.indexOf(begin);
+  const j = readme.indexOf(end);
+  if (i < 0 || j < i) throw new Error(`README.md lacks ${begin} … ${end}`);
+  readme = `${readme.slice(0, i + begin.length)}\n${body}\n${readme.slice(j)}`;
+}
+writeFileSync(`${root}README.md`, readme);

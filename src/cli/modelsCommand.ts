@@ -1,0 +1,20 @@
+// `vramfit models`: the preset models with their parameter counts (computed from the architecture).
+import { ExitStatus } from "../errors.js";
+import { listPresets } from "../workload/presets.js";
+import { writeJson, type Io } from "./io.js";
+import { renderTable } from "./table.js";
+
+export interface ModelsOptions {
+  json?: boolean;
+}
+
+export async function modelsCommand(options: ModelsOptions, io: Io): Promise<number> {
+  const presets = listPresets();
+  if (options.json) {
+    writeJson(io, presets);
+    return ExitStatus.ok;
+  }
+  const rows = presets.map((p) => [p.name, p.kind, p.parameterCount.toLocaleString("en-US"), p.description]);
+  io.out(renderTable(["model", "kind", "parameters", "description"], rows));
+  return ExitStatus.ok;
+}

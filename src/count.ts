@@ -1,0 +1,17 @@
+// Strict parsing of whole counts (parameters, batch sizes, tokens): `512`, `4096`, `7e9`, `1.5e9`.
+import { invalidArgument } from "./errors.js";
+
+const COUNT_PATTERN = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e\+?[0-9]+)?$/i;
+
+/**
+ * Parses a whole count. Throws `ERR_INVALID_ARGUMENT` naming `option` unless it is an integer
+ * ≥ `min` and exactly representable (≤ 2^53): never a silent 0, never a rounded value.
+ */
+export function parseCount(option: string, value: string | number, min = 1): number {
+  const text = String(value).trim();
+  const expected = min === 0 ? "a whole number ≥ 0" : `a whole number ≥ ${min}`;
+  if (!COUNT_PATTERN.test(text)) throw invalidArgument(option, value, expected);
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < min) throw invalidArgument(option, value, expected);
+  return n;
+}

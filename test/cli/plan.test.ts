@@ -1,0 +1,126 @@
+// `vramfit plan`, `models` and workload inputs end to end: the memory model as users see it.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { root, runCli, runJson } from "./runCli.js";
+
+const MiB = 2 ** 20;
+const GRANULE = 2 * MiB;
+
+interface PlanJson {
+  batch: number;
+  parameterCount: number;
+  totalBytes: number;
+  breakdown: Record<string, number>;
+  tensorCount: number;
+  assumed: string[];
+}
+
+const torchFixture = JSON.parse(readFileSync(resolve(root, "test/fixtures/torch-saved-activations.json"), "utf8")) as {
+  models: { model: string; perSampleBytes: number }[];
+};
+
+/** Rounding every tensor to 2 MiB adds less than one granule per tensor. */
+function expectRoundedFrom(bytes: number, exact: number, tensors: number) {
+  expect(bytes).toBeGreaterThanOrEqual(exact);
+  expect(bytes - exact).toBeLessThan(tensors * GRANULE);
+}
+
+describe("vramfit plan", () => {
+  it("resnet152, 224², fp32, SGD with momentum, batch 32: 4 + 4 + 4 bytes per parameter, activations as PyTorch saves them", async () => {
+    const run = await runJson<PlanJson>(["plan", "--model", "resnet152", "--image", "224", "--precision", "fp32", "--optimizer", "momentum", "--batch", "32"]);
+    expect(run.status).toBe(0);
+    const { breakdown } = run.json;
+    expect(run.json.parameterCount).toBe(60192808); // torchvision resnet152
+    expectRoundedFrom(breakdown.parameters!, 4 * 60192808, run.json.tensorCount);
+    expect(breakdown.gradients).toBe(breakdown.parameters);
+    expect(breakdown.optimizerStates).toBe(breakdown.parameters); // one fp32 momentum buffer
+    expect(breakdown.kvCache).toBe(0);
+    // PyTorch's saved_tensors_hooks measurement (test/fixtures/torch-saved-activations.json), within 10%.
+    const torch = torchFixture.models.find((m) => m.model === "resnet152")!.perSampleBytes;
+    expect(Math.abs(breakdown.activations! / 32 - torch) / torch).toBeLessThan(0.1);
+    const sum = Object.values(breakdown).reduce((a, b) => a + b, 0);
+    expect(run.json.totalBytes).toBe(sum);
+  });
+
+  it("bert-large, seq 512, amp, AdamW, batch 32: ZeRO's 2 + 2 + 12 bytes per parameter", async () => {
+    const run = await runJson<PlanJson>(["plan", "--model", "bert-large", "--seq", "512", "--precision", "amp", "--optimizer", "adamw", "--batch", "32"]);
+    const { breakdown } = run.json;
+    expect(run.json.parameterCount).toBe(335141888); // Devlin et al. 2019 / HF BertModel with pooler
+    expectRoundedFrom(breakdown.parameters!, 2 * 335141888, run.json.tensorCount);
+    expectRoundedFrom(breakdown.optimizerStates!, 12 * 335141888, run.json.tensorCount);
+    expect(breakdown.activations).toBeGreaterThan(0);
+    expect(breakdown.context).toBe(512 * MiB);
+    expect(run.json.assumed).toEqual(["--mode train", "--attention flash", "--checkpointing none"]);
+  });
+
+  it("eager attention adds the s² scores that flash attention never stores", async () => {
+    const args = ["plan", "--model", "bert-large", "--seq", "512", "--batch", "8"];
+    const flash = await runJson<PlanJson>([...args, "--attention", "flash"]);
+    const eager = await runJson<PlanJson>([...args, "--attention", "eager"]);
+    // Korthikanti et al. 2022: the 5as/h term is 5·a·s² bytes per layer and sample in 16-bit
+    // (softmax 2, dropout mask 1, dropout output 2); 24 layers, 16 heads, s = 512, batch 8.
+    const scores = 24 * 5 * 16 * 512 * 512 * 8;
+    const difference = eager.json.breakdown.activations! - flash.json.breakdown.activations!;
+    expect(Math.abs(difference - scores) / scores).toBeLessThan(0.02);
+  });
+
+  it("reads a Hugging Face config: Llama-2-7B inference holds 512 KiB of KV cache per token", async () => {
+    const config = resolve(root, "test/fixtures/hf/llama-2-7b-hf.json");
+    const run = await runJson<PlanJson>(["plan", "--hf-config", config, "--mode", "infer", "--precision", "fp16", "--seq", "4096", "--batch", "2"]);
+    expect(run.json.parameterCount).toBe(6738415616); // Touvron et al. 2023
+    expect(run.json.breakdown.kvCache).toBe(2 * 4096 * 512 * 1024);
+    expect(run.json.breakdown.gradients).toBe(0);
+    expect(run.json.breakdown.optimizerStates).toBe(0);
+  });
+
+  it("prints a table with a bar per category", async () => {
+    const run = await runCli(["plan", "--model", "gpt2", "--batch", "4"]);
+    expect(run.stdout).toMatch(/^workload  gpt2: 124439808 parameters/);
+    expect(run.stdout).toMatch(/^activations\s+[\d.]+ \w+\s+█+·*\s+[\d.]+%$/m);
+    expect(run.stdout).toMatch(/^total\s+[\d.]+ GiB\s+at batch 4$/m);
+  });
+
+  it("a bad spec file names the file and the field", async () => {
+    const run = await runCli(["plan", "--spec", resolve(root, "test/fixtures/hf/gpt2.json")]);
+    expect(run.status).toBe(2);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    expect(run.stderr).toMatch(/gpt2\.json: .*expected/);
+    const missing = await runCli(["plan", "--hf-config", "/nonexistent/config.json"]);
+    expect(missing.stderr.trim()).toBe('vramfit: --hf-config: expected a readable JSON file (ENOENT), got "/nonexistent/config.json"');
+  });
+});
+
+describe("vramfit models", () => {
+  it("lists every preset the issue names, with computed parameter counts", async () => {
+    const run = await runJson<{ name: string; parameterCount: number }[]>(["models"]);
+    const names = run.json.map((m) => m.name);
+    for (const name of ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vgg16", "vit-b16", "bert-base", "bert-large", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "mistral-7b", "gpt3-175b"]) {
+      expect(names).toContain(name);
+    }
+    expect(run.json.find((m) => m.name === "resnet50")?.parameterCount).toBe(25557032); // torchvision
+  });
+
+  it("an unknown preset suggests the nearest name", async () => {
+    const run = await runCli(["batch", "--model", "resnet-50", "--memory", "24GiB"]);
+    expect(run.status).toBe(2);
+    expect(run.stderr.trim()).toMatch(/^vramfit: --model: .*"resnet-50".*did you mean resnet50\?/);
+  });
+});
+
+describe("batch with the memory model", () => {
+  it("Llama-2-7B inference at seq 4096 on an H100-80GB: analytic, and consistent with plan", async () => {
+    const run = await runJson<{ batchSize: number; source: string; reason: string; budgetBytes: number; bytesAtBatch: number }>([
+      "batch", "--model", "llama-2-7b", "--mode", "infer", "--seq", "4096", "--gpu", "H100-80GB",
+    ]);
+    expect(run.json.source).toBe("analytic");
+    expect(run.json.reason).toMatch(/--gpu/);
+    const b = run.json.batchSize;
+    expect(b).toBeGreaterThan(20); // 2 GiB of KV cache per sequence into ~66 GiB left after the weights
+    const at = async (batch: number) =>
+      (await runJson<PlanJson>(["plan", "--model", "llama-2-7b", "--mode", "infer", "--seq", "4096", "--batch", String(batch)])).json.totalBytes;
+    expect(await at(b)).toBe(run.json.bytesAtBatch);
+    expect(await at(b)).toBeLessThanOrEqual(run.json.budgetBytes);
+    expect(await at(b + 1)).toBeGreaterThan(run.json.budgetBytes);
+  });
+});
