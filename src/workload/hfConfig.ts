@@ -2,6 +2,7 @@
 import { invalidArgument } from "../errors.js";
 import { FieldReader } from "./fields.js";
 import type { TransformerArchitecture } from "./transformer.js";
+import { bertArchitecture, gptArchitecture, llamaArchitecture, vitArchitecture } from "./transformerFamilies.js";
 import type { TransformerWorkload } from "./workload.js";
 
 export const HF_MODEL_TYPES = ["bert", "gpt2", "llama", "mistral", "vit"] as const;
@@ -21,32 +22,21 @@ function headDim(config: FieldReader, hiddenSize: number, heads: number): number
   return hiddenSize / heads;
 }
 
+// Each reader fills its family's template (transformerFamilies.ts) with the config's fields.
+
 function bert(config: FieldReader): TransformerArchitecture {
   const hiddenSize = config.countOf(HIDDEN);
   const heads = config.countOf(HEADS);
   const positionType = config.string("position_embedding_type", "absolute");
   if (positionType !== "absolute") throw config.fail("position_embedding_type", `"absolute" (the only kind vramfit models for BERT)`);
   return {
-    kind: "encoder",
-    hiddenSize,
-    layers: config.countOf(LAYERS),
-    heads,
-    kvHeads: heads,
+    // BertModel with its pooler: the model whose parameter count is published.
+    ...bertArchitecture({ hiddenSize, layers: config.countOf(LAYERS), heads }),
     headDim: headDim(config, hiddenSize, heads),
     ffnSize: config.count("intermediate_size", { fallback: 4 * hiddenSize }),
-    ffn: "mlp",
     vocabSize: config.count("vocab_size"),
-    positions: "learned",
     maxPositions: config.count("max_position_embeddings", { fallback: 512 }),
     tokenTypes: config.count("type_vocab_size", { min: 0, fallback: 2 }),
-    norm: "layernorm",
-    bias: true,
-    tieEmbeddings: true,
-    embeddingNorm: true,
-    finalNorm: false,
-    // BertModel with its pooler: the model whose parameter count is published.
-    head: "pooler",
-    classes: 0,
     dropout: config.probability("hidden_dropout_prob", 0.1),
     attentionDropout: config.probability("attention_probs_dropout_prob", 0.1),
   };
@@ -55,27 +45,14 @@ function bert(config: FieldReader): TransformerArchitecture {
 function gpt2(config: FieldReader): TransformerArchitecture {
   const hiddenSize = config.countOf(HIDDEN);
   const heads = config.countOf(HEADS);
+  const maxPositions = config.countOf(["n_positions", "max_position_embeddings", "n_ctx"]);
   return {
-    kind: "decoder",
-    hiddenSize,
-    layers: config.countOf(LAYERS),
-    heads,
-    kvHeads: heads,
+    ...gptArchitecture({ hiddenSize, layers: config.countOf(LAYERS), heads, maxPositions }),
     headDim: headDim(config, hiddenSize, heads),
     // n_inner: null means 4 × n_embd.
     ffnSize: config.countOf(["n_inner", "intermediate_size"], { fallback: 4 * hiddenSize }),
-    ffn: "mlp",
     vocabSize: config.count("vocab_size"),
-    positions: "learned",
-    maxPositions: config.countOf(["n_positions", "max_position_embeddings", "n_ctx"]),
-    tokenTypes: 0,
-    norm: "layernorm",
-    bias: true,
     tieEmbeddings: config.boolean("tie_word_embeddings", true),
-    embeddingNorm: false,
-    finalNorm: true,
-    head: "lm",
-    classes: 0,
     dropout: config.probability("resid_pdrop", 0.1),
     attentionDropout: config.probability("attn_pdrop", 0.1),
   };
@@ -88,28 +65,21 @@ function llama(config: FieldReader): TransformerArchitecture {
   if (heads % kvHeads !== 0) throw config.fail("num_key_value_heads", `a divisor of num_attention_heads (${heads})`);
   const act = config.string("hidden_act", "silu");
   if (!["silu", "swish", "gelu", "gelu_pytorch_tanh"].includes(act)) throw config.fail("hidden_act", "silu (or gelu) for a gated feed-forward network");
-  return {
-    kind: "decoder",
+  const shape = {
     hiddenSize,
     layers: config.countOf(LAYERS),
     heads,
     kvHeads,
-    headDim: headDim(config, hiddenSize, heads),
     ffnSize: config.count("intermediate_size"),
-    ffn: "gated",
     vocabSize: config.count("vocab_size"),
-    positions: "rotary",
     maxPositions: config.count("max_position_embeddings"),
-    tokenTypes: 0,
-    norm: "rmsnorm",
+  };
+  return {
+    ...llamaArchitecture(shape),
+    headDim: headDim(config, hiddenSize, heads),
     // One flag for every linear: attention_bias/mlp_bias are rare and their biases < 0.01% of the weights.
     bias: config.boolean("attention_bias", false) || config.boolean("mlp_bias", false),
     tieEmbeddings: config.boolean("tie_word_embeddings", false),
-    embeddingNorm: false,
-    finalNorm: true,
-    head: "lm",
-    classes: 0,
-    dropout: 0,
     attentionDropout: config.probability("attention_dropout", 0),
   };
 }
@@ -132,27 +102,13 @@ function vit(config: FieldReader): TransformerArchitecture {
         : 2; // PretrainedConfig's default num_labels
     if (classes < 1) throw config.fail("id2label", "at least one label for ViTForImageClassification");
   }
+  const ffnSize = config.count("intermediate_size", { fallback: 4 * hiddenSize });
   return {
-    kind: "encoder",
-    hiddenSize,
-    layers: config.countOf(LAYERS),
-    heads,
-    kvHeads: heads,
+    ...vitArchitecture({ hiddenSize, layers: config.countOf(LAYERS), heads, ffnSize, patchSize, imageSize, classes }),
     headDim: headDim(config, hiddenSize, heads),
-    ffnSize: config.count("intermediate_size", { fallback: 4 * hiddenSize }),
-    ffn: "mlp",
-    vocabSize: 0,
-    positions: "learned",
-    maxPositions: (imageSize / patchSize) ** 2 + 1,
-    tokenTypes: 0,
-    norm: "layernorm",
     bias: config.boolean("qkv_bias", true),
-    tieEmbeddings: false,
-    embeddingNorm: false,
-    finalNorm: true,
     // ViTForImageClassification: a linear classifier on the class token; ViTModel: its pooler.
     head: classifier ? "classifier" : "pooler",
-    classes,
     dropout: config.probability("hidden_dropout_prob", 0),
     attentionDropout: config.probability("attention_probs_dropout_prob", 0),
     vision: { imageSize, patchSize, channels: config.count("num_channels", { fallback: 3 }) },

@@ -4,7 +4,7 @@ import { VramfitError } from "../../src/errors.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { bytesByCategory, type MemoryPlan } from "../../src/plan/memoryPlan.js";
 import type { RunSetup } from "../../src/plan/setup.js";
-import { gptArchitecture } from "../../src/workload/presets.js";
+import { gptArchitecture } from "../../src/workload/transformerFamilies.js";
 import { presetWorkload } from "../../src/workload/presets.js";
 import type { TransformerWorkload } from "../../src/workload/workload.js";
 
