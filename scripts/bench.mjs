@@ -1,0 +1,426 @@
+#!/usr/bin/env node
+// Benchmarks vramfit on the build outputs (dist/, build/Release/): how fast, and how many probes.
+//   node scripts/bench.mjs [--out report.json] [--json] [--quick] [--runs N]
+// Sections (docs/benchmarks.md shows a run):
+//   coldStart   `vramfit batch --analytic …` against `node -e 0`: medians of interleaved runs, ratio
+//   analytic    the in-process analytic answer for every preset, µs per answer
+//   native      memGetInfo and an empty probe through the addon, against the simulated driver
+//   search      probes of the seeded device search over workloads × budgets on the simulator,
+//               against a bisection over [1, 1024] and Lightning's doubling-then-bisecting search
+//   modelMiss   the same on a simulated driver that rounds allocations to 4 MiB, which the model
+//               (2 MiB) does not know: the seed misses and the search has to gallop
+// Needs only Node and the build outputs; the simulator is build/Release/libcudasim.so.
+import { spawnSync } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { dirname, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const simulator = resolve(root, "build", "Release", "libcudasim.so");
+const cli = resolve(root, "bin", "vramfit.js");
+const MiB = 2 ** 20;
+const GiB = 2 ** 30;
+
+const { values: args } = parseArgs({
+  options: {
+    out: { type: "string" },
+    json: { type: "boolean", default: false },
+    quick: { type: "boolean", default: false },
+    runs: { type: "string" },
+    // Internal: run only the search sweep against a simulator with this granularity, JSON on stdout.
+    "sweep-worker": { type: "string" },
+  },
+});
+const quick = args.quick;
+
+// The simulator reads its configuration at cuInit, so it is set before the driver is loaded.
+// Catalog GPUs as a process sees them; each has 512 MiB taken by a context (other than ours), and
+// the H100 another 3 GiB used by a second process: five budgets in one simulated machine.
+const { GPU_CATALOG } = await import("../dist/devices/catalog.js");
+const SIM_GPUS = [
+  ["T4", 512 * MiB],
+  ["A100-40GB", 512 * MiB],
+  ["A100-80GB", 512 * MiB],
+  ["H100-80GB", 512 * MiB + 3 * GiB],
+  ["H200", 512 * MiB],
+].map(([id, usedBytes]) => {
+  const gpu = GPU_CATALOG.find((g) => g.id === id);
+  if (!gpu) throw new Error(`catalog has no ${id}`);
+  return { id, name: gpu.name, totalBytes: gpu.totalBytes, usedBytes };
+});
+const QUICK_GPUS = ["T4", "H200"];
+const simulatedGpus = quick ? SIM_GPUS.filter((g) => QUICK_GPUS.includes(g.id)) : SIM_GPUS;
+process.env.VRAMFIT_CUDA_LIBRARY = simulator;
+process.env.CUDASIM_DEVICES = simulatedGpus.map((g) => `${g.name}:${g.totalBytes}:${g.usedBytes}`).join(";");
+if (args["sweep-worker"] !== undefined) process.env.CUDASIM_GRANULARITY = args["sweep-worker"];
+else delete process.env.CUDASIM_GRANULARITY;
+delete process.env.CUDASIM_FAIL;
+delete process.env.CUDASIM_SYNC_DELAY_MS;
+
+const { planMemory, searchMaxBatch, backend: openBackend } = await import("../dist/index.js");
+const { listPresets, presetWorkload } = await import("../dist/workload/presets.js");
+const { analyticBatch, deviceBatch } = await import("../dist/fit/findMaxBatch.js");
+const { deviceFits } = await import("../dist/fit/device.js");
+const { allocationSizes } = await import("../dist/plan/memoryPlan.js");
+
+// --- statistics -------------------------------------------------------------------------------
+
+const sorted = (xs) => [...xs].sort((a, b) => a - b);
+const quantile = (xs, q) => {
+  const s = sorted(xs);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+const median = (xs) => {
+  const s = sorted(xs);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const round = (x, digits = 3) => (x === null || x === undefined ? x : Number(x.toFixed(digits)));
+
+// --- the searches users write today -----------------------------------------------------------
+
+/**
+ * The common hand-written routine: bisect the largest fitting batch in [1, 1024], assuming batch 1
+ * fits (never checked). Ten trials whatever the answer; it returns 1024 when more fits (capped)
+ * and 1 when nothing does.
+ */
+async function bisect1024(fits) {
+  const trace = [];
+  let low = 1;
+  let high = 1024;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    const ok = await fits(middle);
+    trace.push({ batch: middle, fits: ok });
+    if (ok) low = middle;
+    else high = middle - 1;
+  }
+  return { batchSize: low, trials: trace.length, trace };
+}
+
+/**
+ * Lightning's `Tuner.scale_batch_size(mode="binsearch")` with its defaults (init_val=2,
+ * max_trials=25): `_run_binary_scaling` in src/lightning/pytorch/tuner/batch_size_scaling.py of
+ * Lightning-AI/pytorch-lightning (read at commit a9ca6b1bb4d1150088290a4529ba1b6c6d5c5965), step
+ * for step. It doubles from init_val until a trial runs out of memory, then bisects between the
+ * last success and the failure. As there: `low` starts at 1 untested (a failure at 2 returns 1
+ * without trying it), only successful trials count towards max_trials, and the answer is the
+ * batch size it would try next. Not modelled: its early stop when the batch size reaches the
+ * dataset's length (the dataset here is unbounded). Each trial is `steps_per_trial` (3) training
+ * steps in Lightning; here one fits() evaluation.
+ */
+async function lightningBinsearch(fits, { initVal = 2, maxTrials = 25 } = {}) {
+  const trace = [];
+  let newSize = initVal;
+  let low = 1;
+  let high = null;
+  let count = 0;
+  for (;;) {
+    const ok = await fits(newSize);
+    trace.push({ batch: newSize, fits: ok });
+    if (ok) {
+      count += 1;
+      if (count > maxTrials) break;
+      low = newSize;
+      let next;
+      if (high) {
+        if (high - low <= 1) break;
+        next = Math.floor((high + low) / 2);
+      } else {
+        next = Math.trunc(newSize * 2.0);
+      }
+      const changed = next !== newSize;
+      newSize = next;
+      if (!changed) break;
+    } else {
+      high = newSize;
+      newSize = Math.floor((high + low) / 2);
+      if (high - low <= 1) break;
+    }
+  }
+  return { batchSize: newSize, trials: trace.length, trace };
+}
+
+// --- workloads --------------------------------------------------------------------------------
+
+/** The sweep: training and inference, CNNs and transformers, answers from 0 to well over 1024. */
+const SWEEP_WORKLOADS = [
+  { label: "resnet50 train fp32 momentum 224²", model: "resnet50", setup: { mode: "train", precision: "fp32", optimizer: "momentum", image: 224 } },
+  { label: "resnet152 train fp32 momentum 224²", model: "resnet152", setup: { mode: "train", precision: "fp32", optimizer: "momentum", image: 224 } },
+  { label: "vit-b16 train amp adamw", model: "vit-b16", setup: { mode: "train", precision: "amp", optimizer: "adamw" } },
+  { label: "bert-large train amp adamw s512", model: "bert-large", setup: { mode: "train", precision: "amp", optimizer: "adamw", seq: 512 } },
+  { label: "gpt2-medium train amp adamw s1024", model: "gpt2-medium", setup: { mode: "train", precision: "amp", optimizer: "adamw", seq: 1024 } },
+  { label: "gpt2-xl train amp adamw s1024", model: "gpt2-xl", setup: { mode: "train", precision: "amp", optimizer: "adamw", seq: 1024 } },
+  { label: "llama-2-7b train amp adamw s4096", model: "llama-2-7b", setup: { mode: "train", precision: "amp", optimizer: "adamw", seq: 4096 } },
+  { label: "llama-2-7b infer fp16 s4096", model: "llama-2-7b", setup: { mode: "infer", precision: "fp16", optimizer: "adamw", seq: 4096 } },
+  { label: "resnet50 train fp16 sgd 128²", model: "resnet50", setup: { mode: "train", precision: "fp16", optimizer: "sgd", image: 128 } },
+  { label: "resnet18 infer fp16 224²", model: "resnet18", setup: { mode: "infer", precision: "fp16", optimizer: "adamw", image: 224 } },
+];
+const QUICK_WORKLOADS = ["resnet152 train fp32 momentum 224²", "llama-2-7b train amp adamw s4096", "resnet18 infer fp16 224²"];
+const sweepWorkloads = quick ? SWEEP_WORKLOADS.filter((w) => QUICK_WORKLOADS.includes(w.label)) : SWEEP_WORKLOADS;
+
+function planFor(model, setup) {
+  const workload = presetWorkload(model);
+  if (!workload) throw new Error(`no preset ${model}`);
+  return planMemory(workload, setup);
+}
+
+// --- 1. CLI cold start ------------------------------------------------------------------------
+
+const COLD_START_ARGS = ["batch", "--analytic", "--model", "resnet152", "--image", "224", "--precision", "fp32", "--optimizer", "momentum", "--gpu", "H100-80GB", "--json"];
+
+function coldStart(runs) {
+  // A bare environment, the same for both: no driver variables, nothing the CLI could pick up.
+  const env = { PATH: process.env.PATH ?? "" };
+  const time = (argv) => {
+    const started = performance.now();
+    const run = spawnSync(process.execPath, argv, { env, encoding: "utf8" });
+    const ms = performance.now() - started;
+    if (run.status !== 0) throw new Error(`${argv.join(" ")} exited ${run.status}: ${run.stderr}`);
+    return { ms, stdout: run.stdout };
+  };
+  const vramfitArgv = [cli, ...COLD_START_ARGS];
+  const nodeArgv = ["-e", "0"];
+  // One unmeasured run of each fills the page cache; then the two alternate.
+  const answer = JSON.parse(time(vramfitArgv).stdout);
+  time(nodeArgv);
+  const nodeMs = [];
+  const vramfitMs = [];
+  for (let i = 0; i < runs; i += 1) {
+    nodeMs.push(time(nodeArgv).ms);
+    vramfitMs.push(time(vramfitArgv).ms);
+  }
+  const nodeMedianMs = median(nodeMs);
+  const vramfitMedianMs = median(vramfitMs);
+  return {
+    command: `vramfit ${COLD_START_ARGS.join(" ")}`,
+    baseline: "node -e 0",
+    runs,
+    answer: { batchSize: answer.batchSize, source: answer.source },
+    nodeMedianMs: round(nodeMedianMs, 2),
+    vramfitMedianMs: round(vramfitMedianMs, 2),
+    ratio: round(vramfitMedianMs / nodeMedianMs, 2),
+    vramfitOverNodeMs: round(vramfitMedianMs - nodeMedianMs, 2),
+    nodeMs: nodeMs.map((x) => round(x, 2)),
+    vramfitMs: vramfitMs.map((x) => round(x, 2)),
+  };
+}
+
+// --- 2. In-process analytic answers -----------------------------------------------------------
+
+/** µs per call of `fn`, the median of `rounds` rounds, each long enough to time (≥ minRoundMs). */
+async function microseconds(fn, { rounds, minRoundMs }) {
+  let perRound = 1;
+  for (;;) {
+    const started = performance.now();
+    for (let i = 0; i < perRound; i += 1) await fn();
+    if (performance.now() - started >= minRoundMs) break;
+    perRound *= 2;
+  }
+  const samples = [];
+  for (let r = 0; r < rounds; r += 1) {
+    const started = performance.now();
+    for (let i = 0; i < perRound; i += 1) await fn();
+    samples.push(((performance.now() - started) * 1000) / perRound);
+  }
+  return { median: median(samples), callsPerRound: perRound };
+}
+
+const ANALYTIC_TARGET_ID = "H100-80GB";
+
+async function analyticAnswers() {
+  const target = { kind: "gpu", gpu: GPU_CATALOG.find((g) => g.id === ANALYTIC_TARGET_ID) };
+  const timing = quick ? { rounds: 3, minRoundMs: 5 } : { rounds: 7, minRoundMs: 40 };
+  const rows = [];
+  for (const preset of listPresets()) {
+    const setup = preset.kind === "cnn" ? { mode: "train", precision: "fp32", optimizer: "momentum" } : { mode: "train", precision: "amp", optimizer: "adamw" };
+    const workload = presetWorkload(preset.name);
+    const plan = planMemory(workload, setup);
+    const answer = await analyticBatch(plan, target);
+    const search = await microseconds(() => analyticBatch(plan, target), timing);
+    const withPlan = await microseconds(() => analyticBatch(planMemory(presetWorkload(preset.name), setup), target), timing);
+    rows.push({
+      model: preset.name,
+      setup: `${setup.mode} ${setup.precision} ${setup.optimizer} (default seq/image)`,
+      tensors: plan.tensors.length,
+      batchSize: answer.batchSize,
+      usPerAnswer: round(search.median, 2),
+      usPerPlanAndAnswer: round(withPlan.median, 2),
+    });
+  }
+  return { target: ANALYTIC_TARGET_ID, rows };
+}
+
+// --- 3. Native call overhead (simulated driver) -----------------------------------------------
+
+async function nativeOverhead(addon) {
+  const calls = quick ? 200 : 5000;
+  const measure = async (fn) => {
+    for (let i = 0; i < 50; i += 1) await fn(); // warm: context retained, worker threads up
+    const us = [];
+    for (let i = 0; i < calls; i += 1) {
+      const started = performance.now();
+      await fn();
+      us.push((performance.now() - started) * 1000);
+    }
+    return { calls, medianUs: round(median(us), 2), p90Us: round(quantile(us, 0.9), 2) };
+  };
+  const plan = planFor("resnet152", { mode: "train", precision: "fp32", optimizer: "momentum", image: 224 });
+  const sizes = allocationSizes(plan, 64);
+  return {
+    driver: "build/Release/libcudasim.so (simulated)",
+    memGetInfo: await measure(() => addon.memGetInfo(0)),
+    emptyProbe: await measure(() => addon.probe(0, [], { touch: false })),
+    resnet152Batch64Probe: { tensors: sizes.length, touch: true, ...(await measure(() => addon.probe(0, sizes, { touch: true }))) },
+  };
+}
+
+// --- 4. Probe counts: seeded search against the common searches -----------------------------
+
+async function searchSweep(addon, devices) {
+  const rows = [];
+  for (const device of devices) {
+    const { freeBytes } = await addon.memGetInfo(device.ordinal);
+    for (const workload of sweepWorkloads) {
+      const plan = planFor(workload.model, workload.setup);
+      // A user's routine meets the device directly: every trial is a real allocation.
+      const rawFits = async (batch) => (await addon.probe(device.ordinal, allocationSizes(plan, batch), { touch: true })).fits;
+      const seeded = await deviceBatch(addon, device, plan);
+      // The truth, checked independently of the search: b fits and b + 1 does not.
+      const truth = seeded.batchSize;
+      const verified = (truth === 0 || (await rawFits(truth))) && !(await rawFits(truth + 1));
+      const bisect = await bisect1024(rawFits);
+      const lightning = await lightningBinsearch(rawFits);
+      // What a miss costs: the same search seeded off by a factor (as a wrong model would).
+      const seedErrors = {};
+      if (truth > 0) {
+        for (const factor of [0.5, 0.9, 1.1, 2]) {
+          const evaluator = deviceFits(addon, device.ordinal, plan, freeBytes, true);
+          const result = await searchMaxBatch(evaluator.fits, { seed: Math.max(1, Math.round(truth * factor)) });
+          if (result.batchSize !== truth) throw new Error(`seed ×${factor} found ${result.batchSize}, not ${truth}`);
+          seedErrors[`x${factor}`] = evaluator.probes();
+        }
+      }
+      rows.push({
+        gpu: device.name,
+        freeBytes,
+        workload: workload.label,
+        truth,
+        verified,
+        seeded: { batchSize: seeded.batchSize, probes: seeded.probes, predicted: seeded.predictedBatchSize, elapsedMs: round(seeded.elapsedMs, 3) },
+        bisect1024: { batchSize: bisect.batchSize, trials: bisect.trials, correct: bisect.batchSize === truth, capped: truth > 1024 },
+        lightning: { batchSize: lightning.batchSize, trials: lightning.trials, correct: lightning.batchSize === truth, trace: lightning.trace.map((t) => [t.batch, t.fits]) },
+        seedErrorProbes: seedErrors,
+      });
+    }
+  }
+  const sum = (f) => rows.reduce((total, row) => total + f(row), 0);
+  const summary = {
+    cases: rows.length,
+    allVerified: rows.every((r) => r.verified),
+    seeded: { probes: sum((r) => r.seeded.probes), maxProbes: Math.max(...rows.map((r) => r.seeded.probes)), wrong: sum((r) => (r.seeded.batchSize === r.truth ? 0 : 1)) },
+    bisect1024: { trials: sum((r) => r.bisect1024.trials), wrong: sum((r) => (r.bisect1024.correct ? 0 : 1)), capped: sum((r) => (r.bisect1024.capped ? 1 : 0)), nothingFits: sum((r) => (r.truth === 0 ? 1 : 0)) },
+    lightning: { trials: sum((r) => r.lightning.trials), maxTrials: Math.max(...rows.map((r) => r.lightning.trials)), wrong: sum((r) => (r.lightning.correct ? 0 : 1)) },
+  };
+  return { summary, rows };
+}
+
+async function simulatorBackend() {
+  if (!existsSync(simulator)) throw new Error(`missing ${simulator}: run \`npm run build\``);
+  const backend = await openBackend();
+  if (backend.kind !== "cuda") throw new Error(`the simulated driver did not load: ${backend.reason}`);
+  return backend.addon;
+}
+
+// --- the internal worker: the sweep on a simulator with another granularity -------------------
+
+if (args["sweep-worker"] !== undefined) {
+  const addon = await simulatorBackend();
+  process.stdout.write(JSON.stringify(await searchSweep(addon, await addon.devices())));
+  process.exit(0);
+}
+
+// --- run --------------------------------------------------------------------------------------
+
+const started = performance.now();
+const cpuModel = cpus()[0]?.model ?? "unknown";
+const report = {
+  startedAt: new Date().toISOString(),
+  quick,
+  machine: { node: process.version, platform: `${process.platform}-${process.arch}`, cpus: cpus().length, cpuModel },
+};
+const log = (message) => process.stderr.write(`bench: ${message}\n`);
+
+log("CLI cold start");
+report.coldStart = coldStart(Number(args.runs ?? (quick ? 3 : 15)));
+log("analytic answers per preset");
+report.analytic = await analyticAnswers();
+const addon = await simulatorBackend();
+const devices = await addon.devices();
+log("native call overhead (simulator)");
+report.native = await nativeOverhead(addon);
+log("probe counts (simulator, 2 MiB granularity)");
+report.search = {
+  simulator: simulatedGpus.map((g) => ({ gpu: g.name, totalBytes: g.totalBytes, usedBytes: g.usedBytes })),
+  granularityBytes: 2 * MiB,
+  ...(await searchSweep(addon, devices)),
+};
+log("probe counts (simulator, 4 MiB granularity: a model miss)");
+const worker = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--sweep-worker", String(4 * MiB), ...(quick ? ["--quick"] : [])], {
+  encoding: "utf8",
+  env: process.env,
+  maxBuffer: 64 * MiB,
+});
+if (worker.status !== 0) throw new Error(`sweep worker failed (${worker.status}): ${worker.stderr}`);
+report.modelMiss = { granularityBytes: 4 * MiB, modelGranularityBytes: 2 * MiB, ...JSON.parse(worker.stdout) };
+report.elapsedSeconds = round((performance.now() - started) / 1000, 1);
+
+if (args.out) writeFileSync(args.out, `${JSON.stringify(report, null, 2)}\n`);
+if (args.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+else process.stdout.write(renderTables(report));
+
+// --- the tables -------------------------------------------------------------------------------
+
+function table(headers, rows) {
+  const cells = [headers, ...rows.map((r) => r.map((c) => (c === null || c === undefined ? "-" : String(c))))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
+  return cells.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n") + "\n";
+}
+
+function renderTables(r) {
+  const out = [];
+  out.push(`machine: ${r.machine.cpus} × ${r.machine.cpuModel}, node ${r.machine.node}${r.quick ? " (quick mode)" : ""}\n`);
+  const c = r.coldStart;
+  out.push(`\nCLI cold start (median of ${c.runs} interleaved runs each)\n`);
+  out.push(table(["command", "median ms"], [["node -e 0", c.nodeMedianMs], [c.command, c.vramfitMedianMs], ["ratio", `${c.ratio}×`]]));
+  out.push(`\nanalytic answer in process (target ${r.analytic.target})\n`);
+  out.push(table(["model", "setup", "tensors", "batch", "µs/answer", "µs with plan"], r.analytic.rows.map((x) => [x.model, x.setup, x.tensors, x.batchSize, x.usPerAnswer, x.usPerPlanAndAnswer])));
+  const n = r.native;
+  out.push(`\nnative calls against the simulated driver\n`);
+  out.push(table(["call", "calls", "median µs", "p90 µs"], [
+    ["memGetInfo", n.memGetInfo.calls, n.memGetInfo.medianUs, n.memGetInfo.p90Us],
+    ["probe([])", n.emptyProbe.calls, n.emptyProbe.medianUs, n.emptyProbe.p90Us],
+    [`probe(resnet152 b64: ${n.resnet152Batch64Probe.tensors} tensors, touched)`, n.resnet152Batch64Probe.calls, n.resnet152Batch64Probe.medianUs, n.resnet152Batch64Probe.p90Us],
+  ]));
+  for (const [title, s] of [["probes per answer, simulator at 2 MiB granularity (the model's)", r.search], ["probes per answer, simulator at 4 MiB granularity (a model miss)", r.modelMiss]]) {
+    out.push(`\n${title}\n`);
+    out.push(table(["gpu", "workload", "answer", "seeded", "bisect[1,1024]", "lightning", "seed ×0.5/×0.9/×1.1/×2"], s.rows.map((x) => [
+      x.gpu,
+      x.workload,
+      x.truth,
+      `${x.seeded.probes}${x.seeded.batchSize === x.truth ? "" : ` → ${x.seeded.batchSize} WRONG`}`,
+      `${x.bisect1024.trials}${x.bisect1024.correct ? "" : ` → ${x.bisect1024.batchSize} WRONG`}`,
+      `${x.lightning.trials}${x.lightning.correct ? "" : ` → ${x.lightning.batchSize} WRONG`}`,
+      x.truth > 0 ? Object.values(x.seedErrorProbes).join("/") : "-",
+    ])));
+    const m = s.summary;
+    out.push(`total over ${m.cases} cases: seeded ${m.seeded.probes} probes (max ${m.seeded.maxProbes}, ${m.seeded.wrong} wrong); ` +
+      `bisect[1,1024] ${m.bisect1024.trials} trials (${m.bisect1024.wrong} wrong: ${m.bisect1024.capped} capped at 1024, ${m.bisect1024.nothingFits} where nothing fits); ` +
+      `lightning ${m.lightning.trials} trials (max ${m.lightning.maxTrials}, ${m.lightning.wrong} wrong)\n`);
+  }
+  out.push(`\n${r.elapsedSeconds} s in all\n`);
+  return out.join("");
+}

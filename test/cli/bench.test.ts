@@ -1,0 +1,145 @@
+// scripts/bench.mjs in its quick mode: the report's shape, and the figures that could be wrong.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { presetNames } from "../../src/workload/presets.js";
+import { root } from "./runCli.js";
+
+interface Row {
+  gpu: string;
+  workload: string;
+  truth: number;
+  verified: boolean;
+  seeded: { batchSize: number; probes: number; predicted: number };
+  bisect1024: { batchSize: number; trials: number; correct: boolean; capped: boolean };
+  lightning: { batchSize: number; trials: number; correct: boolean; trace: [number, boolean][] };
+  seedErrorProbes: Record<string, number>;
+}
+interface Sweep {
+  summary: { cases: number; allVerified: boolean; seeded: { probes: number; wrong: number }; lightning: { trials: number }; bisect1024: { trials: number } };
+  rows: Row[];
+}
+
+let report: {
+  quick: boolean;
+  coldStart: { runs: number; nodeMedianMs: number; vramfitMedianMs: number; ratio: number; nodeMs: number[]; vramfitMs: number[]; answer: { batchSize: number; source: string } };
+  analytic: { target: string; rows: { model: string; batchSize: number; usPerAnswer: number; usPerPlanAndAnswer: number; tensors: number }[] };
+  native: Record<"memGetInfo" | "emptyProbe" | "resnet152Batch64Probe", { calls: number; medianUs: number; p90Us: number }>;
+  search: Sweep;
+  modelMiss: Sweep & { granularityBytes: number };
+};
+let stdout: string;
+
+beforeAll(() => {
+  const out = join(mkdtempSync(join(tmpdir(), "vramfit-bench-")), "report.json");
+  // No driver variables from the caller's environment: the script points itself at the simulator.
+  const run = spawnSync(process.execPath, [resolve(root, "scripts", "bench.mjs"), "--quick", "--json", "--out", out], {
+    env: { PATH: process.env.PATH ?? "" },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  expect(run.status, run.stderr).toBe(0);
+  stdout = run.stdout;
+  report = JSON.parse(readFileSync(out, "utf8"));
+}, 60_000);
+
+describe("scripts/bench.mjs --quick", () => {
+  it("writes the same JSON to --out as to stdout with --json", () => {
+    expect(JSON.parse(stdout)).toEqual(report);
+    expect(report.quick).toBe(true);
+  });
+
+  it("times the CLI's cold start against node -e 0 as the ratio of the medians", () => {
+    const c = report.coldStart;
+    expect(c.nodeMs).toHaveLength(c.runs);
+    expect(c.vramfitMs).toHaveLength(c.runs);
+    expect(c.nodeMedianMs).toBeGreaterThan(0);
+    expect(c.ratio).toBeCloseTo(c.vramfitMedianMs / c.nodeMedianMs, 1);
+    // The CLI answered analytically (no device), and agrees with the in-process answer below.
+    expect(c.answer.source).toBe("analytic");
+    const inProcess = report.analytic.rows.find((r) => r.model === "resnet152");
+    expect(c.answer.batchSize).toBe(inProcess?.batchSize);
+  });
+
+  it("answers analytically for every preset, in microseconds", () => {
+    expect(report.analytic.rows.map((r) => r.model)).toEqual(presetNames());
+    for (const row of report.analytic.rows) {
+      expect(row.usPerAnswer).toBeGreaterThan(0);
+      expect(row.tensors).toBeGreaterThan(0);
+    }
+  });
+
+  it("times native calls against the simulated driver", () => {
+    for (const call of ["memGetInfo", "emptyProbe", "resnet152Batch64Probe"] as const) {
+      expect(report.native[call].calls).toBe(200);
+      expect(report.native[call].medianUs).toBeGreaterThan(0);
+      expect(report.native[call].p90Us).toBeGreaterThanOrEqual(report.native[call].medianUs);
+    }
+  });
+
+  for (const section of ["search", "modelMiss"] as const) {
+    describe(section === "search" ? "probe counts, simulator at the model's 2 MiB granularity" : "probe counts, simulator at 4 MiB (a model miss)", () => {
+      it("finds the true answer with the seeded search, checked by probes at b and b + 1", () => {
+        const s = report[section];
+        expect(s.rows).toHaveLength(6); // 3 workloads × 2 GPUs in quick mode
+        expect(s.summary.allVerified).toBe(true);
+        for (const row of s.rows) expect(row.seeded.batchSize, row.workload).toBe(row.truth);
+        expect(s.summary.seeded.wrong).toBe(0);
+      });
+
+      it("makes no more probes than the bisection or Lightning's search", () => {
+        const s = report[section];
+        for (const row of s.rows) {
+          expect(row.seeded.probes, `${row.gpu} ${row.workload}`).toBeLessThanOrEqual(row.bisect1024.trials);
+          expect(row.seeded.probes, `${row.gpu} ${row.workload}`).toBeLessThanOrEqual(row.lightning.trials);
+        }
+        expect(s.summary.seeded.probes).toBeLessThan(s.summary.lightning.trials);
+      });
+
+      it("shows the [1, 1024] bisection capped above 1024 and wrong when nothing fits", () => {
+        const rows = report[section].rows;
+        const above = rows.filter((r) => r.truth > 1024);
+        const none = rows.filter((r) => r.truth === 0);
+        const within = rows.filter((r) => r.truth >= 1 && r.truth <= 1024);
+        expect(above.length).toBeGreaterThan(0);
+        expect(none.length).toBeGreaterThan(0);
+        expect(within.length).toBeGreaterThan(0);
+        for (const r of rows) expect(r.bisect1024.trials).toBe(10);
+        for (const r of above) expect(r.bisect1024).toMatchObject({ batchSize: 1024, correct: false, capped: true });
+        for (const r of none) expect(r.bisect1024).toMatchObject({ batchSize: 1, correct: false });
+        for (const r of within) expect(r.bisect1024.correct, r.workload).toBe(true);
+      });
+
+      it("runs Lightning's binsearch: doubling from 2, then bisecting; 1 untested when 2 fails", () => {
+        for (const r of report[section].rows) {
+          const trace = r.lightning.trace;
+          expect(trace).toHaveLength(r.lightning.trials);
+          expect(trace[0]![0]).toBe(2);
+          const firstFailure = trace.findIndex(([, fits]) => !fits);
+          const doubling = firstFailure === -1 ? trace : trace.slice(0, firstFailure + 1);
+          doubling.forEach(([batch], i) => expect(batch).toBe(2 ** (i + 1)));
+          // Every trial's outcome is the truth's, and the answer is right whenever batch 1 fits.
+          for (const [batch, fits] of trace) expect(fits).toBe(batch <= r.truth);
+          if (r.truth === 0) expect(r.lightning).toMatchObject({ batchSize: 1, trials: 1, correct: false });
+          else expect(r.lightning.batchSize, `${r.gpu} ${r.workload}`).toBe(r.truth);
+        }
+      });
+    });
+  }
+
+  it("shows the miss: coarser rounding lowers some answers and costs the seeded search probes", () => {
+    const exact = new Map(report.search.rows.map((r) => [`${r.gpu}|${r.workload}`, r]));
+    let lower = 0;
+    for (const miss of report.modelMiss.rows) {
+      const row = exact.get(`${miss.gpu}|${miss.workload}`)!;
+      expect(miss.truth).toBeLessThanOrEqual(row.truth);
+      if (miss.truth < row.truth) lower += 1;
+    }
+    expect(lower).toBeGreaterThan(0);
+    expect(report.modelMiss.summary.seeded.probes).toBeGreaterThan(report.search.summary.seeded.probes);
+    // The 2 MiB model is exact on a 2 MiB simulator: one probe (b + 1 is over the budget) or none.
+    for (const r of report.search.rows) expect(r.seeded.probes).toBe(r.truth === 0 ? 0 : 1);
+  });
+});
