@@ -3,14 +3,18 @@
 // Needs only Node and the build outputs (dist/, build/Release/, node_modules/commander).
 //   node scripts/gpu-validate.mjs [--device N] [--out report.json]
 // Checks: info against nvidia-smi; the probe boundary; free memory back at baseline after 100
-// probes; a batch search for an affine workload against the analytic prediction; timings.
-import { execFileSync } from "node:child_process";
+// probes; a batch search for an affine workload against the analytic prediction; timings; and
+// through NVML and the CLI: NVML against nvidia-smi, no context created by `vramfit info`,
+// SIGINT during a probe, and concurrent vramfit processes on one GPU.
+import { execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { openBackend } from "../dist/native/binding.js";
+import { openBackend, openNvml } from "../dist/native/binding.js";
+import { inventory } from "../dist/devices/inventory.js";
 import { deviceBatch } from "../dist/fit/findMaxBatch.js";
 import { buildPlan } from "../dist/plan/buildPlan.js";
+import { createProgress, showProbes } from "../dist/cli/progress.js";
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
@@ -42,6 +46,9 @@ const check = (name, pass, details) => {
   report.checks[name] = { pass, ...details };
 };
 
+// A progress line on stderr while it runs, on a terminal only; the report goes to stdout.
+const progress = createProgress();
+let step = "loading the driver";
 const load = await timed(() => openBackend());
 const backend = load.value;
 report.timingsMs.driverLoad = load.ms;
@@ -49,7 +56,7 @@ if (backend.kind === "none") {
   report.backend = { kind: "none", reason: backend.reason };
   finish(1);
 }
-const { addon } = backend;
+const addon = showProbes(backend.addon, progress, () => `validate: ${step}`);
 report.backend = { kind: "cuda", driverVersion: backend.driver.version, library: backend.driver.libraryPath };
 const device = (await addon.devices()).find((d) => d.ordinal === ordinal);
 if (!device) {
@@ -59,6 +66,8 @@ if (!device) {
 report.device = device;
 
 // 1. Context creation (the first memGetInfo retains the primary context), then steady-state calls.
+step = "1/10 context creation";
+progress.update(`validate: ${step}`);
 const first = await timed(() => addon.memGetInfo(ordinal));
 report.timingsMs.contextCreationAndFirstMemGetInfo = first.ms;
 const calls = [];
@@ -66,6 +75,8 @@ for (let i = 0; i < 50; i += 1) calls.push((await timed(() => addon.memGetInfo(o
 report.timingsMs.memGetInfoMedian = median(calls);
 
 // 2. info against nvidia-smi (which counts memory in MiB; our context is part of its "used").
+step = "2/10 info against nvidia-smi";
+progress.update(`validate: ${step}`);
 const smi = nvidiaSmi();
 const mem = await addon.memGetInfo(ordinal);
 if (Array.isArray(smi)) {
@@ -84,6 +95,8 @@ if (Array.isArray(smi)) {
 }
 
 // 3. The probe boundary: the largest single allocation that fits, found by bisection in granules.
+step = "3/10 probe boundary";
+progress.update(`validate: ${step}`);
 const baseline = (await addon.memGetInfo(ordinal)).freeBytes;
 let low = 0; // granules known to fit
 let high = Math.floor(baseline / GRANULE) + 1; // granules known not to fit
@@ -103,6 +116,8 @@ check("probeBoundary", !oneMore.fits && low > 0, {
 });
 
 // 4. No leak: 100 probes, fitting and not, touched and not; free memory back at its baseline.
+step = "4/10 100 probes, no leak";
+progress.update(`validate: ${step}`);
 const before = (await addon.memGetInfo(ordinal)).freeBytes;
 let fitted = 0;
 for (let i = 0; i < 100; i += 1) {
@@ -114,11 +129,15 @@ const after = (await addon.memGetInfo(ordinal)).freeBytes;
 check("noLeakAfter100Probes", after === before, { freeBefore: before, freeAfter: after, probesThatFit: fitted });
 
 // 5. One probe's time: 1 GiB in 4 tensors, touched.
+step = "5/10 probe timing";
+progress.update(`validate: ${step}`);
 const probeTimes = [];
 for (let i = 0; i < 5; i += 1) probeTimes.push((await timed(() => addon.probe(ordinal, [GiB / 4, GiB / 4, GiB / 4, GiB / 4], { touch: true }))).ms);
 report.timingsMs.probe1GiBTouchedMedian = median(probeTimes);
 
 // 6. A batch search: 1e9 parameters in fp32 with SGD, 512 MiB per sample.
+step = "6/10 batch search";
+progress.update(`validate: ${step}`);
 const plan = buildPlan(
   { kind: "affine", parameterCount: 1e9, perSampleBytes: 512 * MiB, fixedBytes: 0 },
   { mode: "train", precision: "fp32", optimizer: "sgd" },
@@ -132,9 +151,115 @@ check("batchSearch", search.batchSize > 0 && search.probes <= 3, {
   freeBytes: search.device.freeBytes,
 });
 
+// 7-10: NVML and the CLI. NVML readings need no context; the CLI runs as a job would run it.
+const nvml = await openNvml();
+report.nvml = nvml.kind === "nvml" ? nvml.info : { unavailable: nvml.reason };
+const cli = (args, env = {}) => {
+  const child = spawn(process.execPath, [new URL("../bin/vramfit.js", import.meta.url).pathname, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const out = { stdout: "", stderr: "" };
+  child.stdout.on("data", (chunk) => (out.stdout += chunk));
+  child.stderr.on("data", (chunk) => (out.stderr += chunk));
+  const finished = new Promise((resolve) => child.on("close", (status, signal) => resolve({ ...out, status, signal })));
+  return { child, finished };
+};
+const nvmlUsed = async () => {
+  const entry = (await nvml.addon.nvmlDevices()).find((d) => d.uuid?.slice(4) === device.uuid.slice(4));
+  return entry?.memory ? entry.memory.usedBytes : undefined;
+};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const workload = ["--params", "1e9", "--per-sample", "512MiB", "--precision", "fp32", "--optimizer", "sgd", "--device", String(ordinal)];
+
+step = "7/10 NVML against nvidia-smi";
+progress.update(`validate: ${step}`);
+if (nvml.kind !== "nvml") {
+  check("nvmlMatchesNvidiaSmi", null, { skipped: `NVML: ${nvml.reason}` });
+} else {
+  const reported = (await inventory(backend.addon, nvml)).find((d) => d.ordinal === ordinal);
+  const row = Array.isArray(smi) ? nvidiaSmi().find((r) => r.uuid === reported.uuid) : undefined;
+  check("nvmlMatchesNvidiaSmi", row === undefined ? null : reported.memorySource === "nvml" && Math.abs(reported.freeBytes / MiB - row.freeMiB) <= 64, {
+    memorySource: reported.memorySource,
+    memorySourceReason: reported.memorySourceReason,
+    vramfit: { totalBytes: reported.totalBytes, freeBytes: reported.freeBytes, reservedBytes: reported.reservedBytes, processes: reported.processes },
+    nvidiaSmi: row ?? null,
+  });
+}
+
+step = "8/10 vramfit info creates no context";
+progress.update(`validate: ${step}`);
+if (nvml.kind !== "nvml") {
+  check("infoCreatesNoContext", null, { skipped: `NVML: ${nvml.reason}` });
+} else {
+  // Device memory used, sampled every 5 ms while `vramfit info` runs: a context would add hundreds of MiB.
+  const usedBefore = await nvmlUsed();
+  const info = cli(["info", "--json", "--require-gpu"]);
+  let peak = usedBefore;
+  let running = true;
+  info.finished.then(() => (running = false));
+  while (running) {
+    peak = Math.max(peak, await nvmlUsed());
+    await sleep(5);
+  }
+  const result = await info.finished;
+  const reported = JSON.parse(result.stdout).devices.find((d) => d.ordinal === ordinal);
+  check("infoCreatesNoContext", result.status === 0 && reported.memorySource === "nvml" && peak - usedBefore < 64 * MiB, {
+    memorySource: reported.memorySource,
+    usedBeforeBytes: usedBefore,
+    peakUsedDuringBytes: peak,
+  });
+}
+
+step = "9/10 SIGINT during a probe";
+progress.update(`validate: ${step}`);
+if (nvml.kind !== "nvml") {
+  check("sigintDuringProbe", null, { skipped: `NVML: ${nvml.reason}` });
+} else {
+  const usedBefore = await nvmlUsed();
+  const job = cli(["batch", ...workload]);
+  let finishedEarly = false;
+  job.finished.then(() => (finishedEarly = true));
+  let usedAtSignal;
+  const deadline = performance.now() + 60_000;
+  while (!finishedEarly && performance.now() < deadline) {
+    const used = await nvmlUsed();
+    if (used - usedBefore > GiB) {
+      usedAtSignal = used; // a probe holds memory now
+      job.child.kill("SIGINT");
+      break;
+    }
+    await sleep(1);
+  }
+  if (usedAtSignal === undefined && !finishedEarly) job.child.kill("SIGINT");
+  const result = await job.finished;
+  await sleep(200); // the driver's own accounting settles after exit
+  const usedAfter = await nvmlUsed();
+  // A search that ended before any probe was seen in flight proves nothing either way: skipped.
+  const pass = usedAtSignal === undefined && result.status === 0 ? null : result.status === 130 && usedAfter - usedBefore < 16 * MiB;
+  check("sigintDuringProbe", pass, {
+    status: result.status,
+    signalLandedMidProbe: usedAtSignal !== undefined,
+    usedBeforeBytes: usedBefore,
+    usedAtSignalBytes: usedAtSignal ?? null,
+    usedAfterBytes: usedAfter,
+    stderr: result.stderr.trim(),
+  });
+}
+
+step = "10/10 concurrent vramfit processes";
+progress.update(`validate: ${step}`);
+const alone = await cli(["batch", ...workload, "--json"]).finished;
+const aloneAnswer = alone.status === 0 ? JSON.parse(alone.stdout).batchSize : undefined;
+const together = await Promise.all(Array.from({ length: 4 }, () => cli(["batch", ...workload, "--json"]).finished));
+const answers = together.map((r) => (r.status === 0 ? JSON.parse(r.stdout).batchSize : `exit ${r.status}: ${r.stderr.trim()}`));
+check("concurrentProcesses", aloneAnswer !== undefined && answers.every((a) => a === aloneAnswer), {
+  alone: aloneAnswer ?? alone.stderr.trim(),
+  together: answers,
+  waited: together.filter((r) => /is probing this device; waiting/.test(r.stderr)).length,
+});
+
 finish(Object.values(report.checks).every((c) => c.pass !== false) ? 0 : 1);
 
 function finish(status) {
+  progress.done();
   report.pass = status === 0;
   const text = JSON.stringify(report, null, 2);
   if (values.out) writeFileSync(values.out, `${text}\n`);

@@ -12,6 +12,19 @@ export function parseCount(option: string, value: string | number, min = 1): num
   const expected = min === 0 ? "a whole number ≥ 0" : `a whole number ≥ ${min}`;
   if (!COUNT_PATTERN.test(text)) throw invalidArgument(option, value, expected);
   const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < min) throw invalidArgument(option, value, expected);
+  if (!Number.isSafeInteger(n) || n < min || !exactlyWhole(text, n)) throw invalidArgument(option, value, expected);
   return n;
+}
+
+/**
+ * Whether the decimal text is exactly the integer `n`: Number() rounds `1.00000000000000001` to 1
+ * and `9007199254740993` to 2^53, and a count must be neither rounded nor silently changed.
+ */
+function exactlyWhole(text: string, n: number): boolean {
+  const [mantissa = "", exponentText = "0"] = text.toLowerCase().split("e");
+  const [whole = "", fraction = ""] = mantissa.split(".");
+  const power = Number(exponentText) - fraction.length; // |exponent| ≤ 15 digits here: n is safe
+  const digits = BigInt(`${whole}${fraction}` || "0");
+  if (power >= 0) return digits * 10n ** BigInt(power) === BigInt(n);
+  return digits === BigInt(n) * 10n ** BigInt(-power);
 }

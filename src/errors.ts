@@ -15,19 +15,33 @@ export type VramfitErrorCode =
   | "ERR_INVALID_DEVICE" // a device ordinal the driver does not have
   | "ERR_GPU_REQUIRED" // --require-gpu, and no device is usable
   | "ERR_UNKNOWN_GPU" // --gpu names no catalog entry
+  | "ERR_NVML_NOT_FOUND" // libnvidia-ml.so.1 (or VRAMFIT_NVML_LIBRARY) could not be loaded (vramfit uses CUDA)
+  | "ERR_NVML_SYMBOL" // NVML lacks a function vramfit needs (vramfit uses CUDA)
+  | "ERR_NVML_NOT_LOADED" // an NVML call before loadNvml()
+  | "ERR_DEVICE_BUSY" // another vramfit process kept the device locked past --lock-timeout
+  | "ERR_LOCK" // the device lock file could not be locked (an I/O error, not contention)
+  | "ERR_ABORTED" // a probe was cancelled (its allocations are freed)
+  | "ERR_INTERRUPTED" // SIGINT or SIGTERM stopped the CLI (after every probe freed its memory)
+  | `ERR_NVML_${string}`
   | `ERR_CUDA_${string}`;
 
 export interface VramfitErrorOptions {
   /** The CUDA driver's numeric result (CUresult), when a driver call failed. */
   cudaCode?: number;
-  /** The driver function that failed, e.g. `cuMemAlloc_v2`. */
+  /** The driver or NVML function that failed, e.g. `cuMemAlloc_v2`. */
   call?: string;
+  /** NVML's numeric result (nvmlReturn_t), when an NVML call failed. */
+  nvmlCode?: number;
+  /** The signal that interrupted the CLI (`ERR_INTERRUPTED`). */
+  signal?: "SIGINT" | "SIGTERM";
 }
 
 export class VramfitError extends Error {
   readonly code: VramfitErrorCode;
   readonly cudaCode?: number;
   readonly call?: string;
+  readonly nvmlCode?: number;
+  readonly signal?: "SIGINT" | "SIGTERM";
 
   constructor(code: VramfitErrorCode, message: string, options: VramfitErrorOptions = {}) {
     super(message);
@@ -35,6 +49,8 @@ export class VramfitError extends Error {
     this.code = code;
     if (options.cudaCode !== undefined) this.cudaCode = options.cudaCode;
     if (options.call !== undefined) this.call = options.call;
+    if (options.nvmlCode !== undefined) this.nvmlCode = options.nvmlCode;
+    if (options.signal !== undefined) this.signal = options.signal;
   }
 }
 
@@ -46,6 +62,11 @@ export const ExitStatus = {
   gpuRequired: 3,
   /** An unexpected failure: a driver error that is neither bad input nor a missing GPU. */
   failure: 4,
+  /** Another vramfit process kept the device locked past --lock-timeout: try again later. */
+  deviceBusy: 5,
+  /** 128 + the signal's number, as shells report a process killed by it. */
+  interruptedBySigint: 130,
+  interruptedBySigterm: 143,
 } as const;
 
 /** Maps an error to the CLI's exit status: the one place that decides it. */
@@ -58,6 +79,10 @@ export function exitStatusOf(error: unknown): number {
       return ExitStatus.usage;
     case "ERR_GPU_REQUIRED":
       return ExitStatus.gpuRequired;
+    case "ERR_DEVICE_BUSY":
+      return ExitStatus.deviceBusy;
+    case "ERR_INTERRUPTED":
+      return error.signal === "SIGTERM" ? ExitStatus.interruptedBySigterm : ExitStatus.interruptedBySigint;
     default:
       return ExitStatus.failure;
   }

@@ -19,33 +19,46 @@ const UNIT_BYTES: Record<string, number> = {
 };
 
 const SIZE_PATTERN = /^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e([+-]?[0-9]+))?\s*([a-z]*)$/i;
+const MAX_BYTES = 2n ** 53n;
 
 /**
  * Parses a byte size. Accepts a plain number of bytes (`1.5e9`) or a number with a unit
  * (`80GiB`, `80GB`, `512MiB`, `16G`); the result must be a whole, non-negative number of bytes
- * no larger than 2^53 (beyond that a JS number cannot hold every byte count exactly).
+ * no larger than 2^53 (beyond that a JS number cannot hold every byte count exactly). A fraction
+ * of a unit rounds to the nearest byte when it is within a millionth of one (`0.3GiB`); `1.3`
+ * bytes is not a size. The value is worked out exactly (in integers, never in floating point),
+ * so `9007199254740993` is rejected rather than rounded down to 2^53.
  * Throws `ERR_INVALID_ARGUMENT` naming `option` on anything else: never a silent 0.
  */
 export function parseBytes(text: string, option = "size"): number {
   const expected = "a size such as 80GiB, 512MiB, 40GB or 1.5e9 (bytes)";
   const match = SIZE_PATTERN.exec(text.trim());
   if (!match) throw invalidArgument(option, text, expected);
-  const [, mantissa, exponent, unit = ""] = match;
+  const [, mantissa = "", exponent = "0", unit = ""] = match;
   const scale = unit === "" ? 1 : UNIT_BYTES[unit.toLowerCase()];
   if (scale === undefined) throw invalidArgument(option, text, expected);
-  const bytes = Number(`${mantissa}e${exponent ?? "0"}`) * scale;
-  if (!Number.isFinite(bytes) || bytes > 2 ** 53) {
-    throw invalidArgument(option, text, "a size of at most 8 PiB (2^53 bytes)");
+  const [whole = "", fraction = ""] = mantissa.split(".");
+  const digits = BigInt(`${whole}${fraction}` || "0");
+  if (digits === 0n) return 0;
+  // value = digits × 10^power × scale, exactly; |power| is bounded before any power is taken.
+  const power = Number(exponent) - fraction.length;
+  const tooBig = () => invalidArgument(option, text, "a size of at most 8 PiB (2^53 bytes)");
+  if (power > 0 && digits.toString().length + power > 20) throw tooBig();
+  if (power < -400) throw invalidArgument(option, text, "a whole number of bytes");
+  const numerator = digits * BigInt(scale) * (power > 0 ? 10n ** BigInt(power) : 1n);
+  const denominator = power < 0 ? 10n ** BigInt(-power) : 1n;
+  if (numerator > MAX_BYTES * denominator) throw tooBig();
+  const bytes = numerator / denominator;
+  const remainder = numerator % denominator;
+  if (remainder === 0n) return Number(bytes);
+  // 1.5KiB is 1536 bytes and 0.3GiB rounds to the byte; 1.3 bytes is not a size.
+  const nearest = 2n * remainder >= denominator ? bytes + 1n : bytes;
+  // |value − nearest| > 10⁻⁶ × max(1, value), multiplied through by the denominator.
+  const off = nearest > bytes ? denominator - remainder : remainder;
+  if (off * 1_000_000n > (numerator > denominator ? numerator : denominator)) {
+    throw invalidArgument(option, text, "a whole number of bytes");
   }
-  if (!Number.isInteger(bytes)) {
-    // 1.5KiB is 1536 bytes; 1.3 bytes is not a size.
-    const rounded = Math.round(bytes);
-    if (Math.abs(bytes - rounded) > 1e-6 * Math.max(1, bytes)) {
-      throw invalidArgument(option, text, "a whole number of bytes");
-    }
-    return rounded;
-  }
-  return bytes;
+  return Number(nearest);
 }
 
 const IEC = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"] as const;

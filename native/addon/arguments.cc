@@ -30,9 +30,10 @@ bool IsIntegerIn(const Napi::Value& value, double max) {
 
 }  // namespace
 
-std::string LibraryPathArgument(const Napi::Value& value) {
+std::string LibraryPathArgument(const Napi::Value& value, const char* library) {
   if (!value.IsString() || value.As<Napi::String>().Utf8Value().empty()) {
-    Reject("loadDriver path", "the path of the CUDA driver library", value);
+    bool nvml = std::string(library) == "NVML";
+    Reject(nvml ? "loadNvml path" : "loadDriver path", std::string("the path of the ") + library + " library", value);
   }
   return value.As<Napi::String>().Utf8Value();
 }
@@ -59,13 +60,35 @@ std::vector<size_t> SizesArgument(const Napi::Value& value) {
   return sizes;
 }
 
-bool TouchOption(const Napi::Value& options) {
-  if (options.IsUndefined()) return false;
+CancelFlag::CancelFlag(Napi::Env env, Napi::Int32Array flag) {
+  napi_create_reference(env, flag, 1, &ref_);
+  data_ = flag.Data();
+}
+
+void CancelFlag::Release(Napi::Env env) {
+  if (ref_ != nullptr) napi_delete_reference(env, ref_);
+  ref_ = nullptr;
+  data_ = nullptr;
+}
+
+ProbeOptions ProbeOptionsArgument(const Napi::Value& options) {
+  ProbeOptions result;
+  if (options.IsUndefined()) return result;
   if (!options.IsObject()) Reject("probe options", "an object like { touch: true }", options);
   Napi::Value touch = options.As<Napi::Object>().Get("touch");
-  if (touch.IsUndefined()) return false;
-  if (!touch.IsBoolean()) Reject("options.touch", "a boolean", touch);
-  return touch.As<Napi::Boolean>().Value();
+  if (!touch.IsUndefined()) {
+    if (!touch.IsBoolean()) Reject("options.touch", "a boolean", touch);
+    result.touch = touch.As<Napi::Boolean>().Value();
+  }
+  Napi::Value cancel = options.As<Napi::Object>().Get("cancel");
+  if (!cancel.IsUndefined()) {
+    if (!cancel.IsTypedArray() || cancel.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+        cancel.As<Napi::TypedArray>().ElementLength() < 1) {
+      Reject("options.cancel", "an Int32Array of length 1 or more", cancel);
+    }
+    result.cancel = CancelFlag(options.Env(), cancel.As<Napi::Int32Array>());
+  }
+  return result;
 }
 
 }  // namespace vramfit

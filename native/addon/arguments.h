@@ -13,12 +13,33 @@ namespace vramfit {
 // Each throws NativeError ERR_INVALID_ARGUMENT in the shape of errors.ts's invalidArgument:
 // "<what>: expected <expectation>, got <value>".
 
-std::string LibraryPathArgument(const Napi::Value& value);
+// `library` names it in the message: "CUDA driver" or "NVML".
+std::string LibraryPathArgument(const Napi::Value& value, const char* library = "CUDA driver");
 int OrdinalArgument(const Napi::Value& value);
 // Non-negative integers up to 2^53, the largest byte count a JS number holds exactly.
 std::vector<size_t> SizesArgument(const Napi::Value& value);
-// options.touch; options may be undefined (no touch).
-bool TouchOption(const Napi::Value& options);
+// A flag JS raises (flag[0] = 1) to cancel a probe in flight: an Int32Array, ideally over a
+// SharedArrayBuffer. The task keeps the array alive until it settles, then Release()s it on the JS
+// thread; read from the device thread with an atomic load.
+class CancelFlag {
+ public:
+  CancelFlag() = default;
+  CancelFlag(Napi::Env env, Napi::Int32Array flag);
+  bool Raised() const { return data_ != nullptr && __atomic_load_n(data_, __ATOMIC_ACQUIRE) != 0; }
+  void Release(Napi::Env env);
+
+ private:
+  napi_ref ref_ = nullptr;  // raw: never deleted off the JS thread
+  const int32_t* data_ = nullptr;
+};
+
+struct ProbeOptions {
+  bool touch = false;
+  CancelFlag cancel;
+};
+
+// { touch?: boolean, cancel?: Int32Array }; options may be undefined (no touch, no cancel).
+ProbeOptions ProbeOptionsArgument(const Napi::Value& options);
 
 }  // namespace vramfit
 

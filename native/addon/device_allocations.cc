@@ -21,8 +21,9 @@ bool DeviceAllocations::TryAllocate(size_t bytes) {
   return true;
 }
 
-void DeviceAllocations::Touch() {
+void DeviceAllocations::Touch(const std::function<bool()>& cancelled) {
   for (const Block& block : blocks_) {
+    if (cancelled()) return;
     CheckCuda(api_, api_.cuMemsetD8_v2(block.pointer, 0, block.bytes), "cuMemsetD8_v2");
   }
   CheckCuda(api_, api_.cuCtxSynchronize(), "cuCtxSynchronize");

@@ -3,6 +3,7 @@
 #define VRAMFIT_DEVICE_ALLOCATIONS_H
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "driver_library.h"
@@ -23,8 +24,9 @@ class DeviceAllocations {
   // throws NativeError.
   bool TryAllocate(size_t bytes);
   // Writes every byte (cuMemsetD8_v2) and waits (cuCtxSynchronize): memory the driver reserved
-  // lazily is then really backed. Throws NativeError.
-  void Touch();
+  // lazily is then really backed. Stops early, before the next block, once `cancelled` says so.
+  // Throws NativeError.
+  void Touch(const std::function<bool()>& cancelled);
   // Frees everything. When cuMemFree_v2 fails, the other blocks are still freed, then the first
   // failure is thrown. A block whose free failed is not retried (the driver's state for it is
   // unknown, and a failing free is usually a sticky context error that a retry repeats): it

@@ -28,7 +28,8 @@ Driver::Driver(std::unique_ptr<DriverLibrary> library, std::string path, int ver
       path_(std::move(path)),
       version_(version),
       deviceCount_(deviceCount),
-      contexts_(library_->api(), deviceCount) {}
+      contexts_(library_->api(), deviceCount),
+      threads_(deviceCount) {}
 
 Driver& Driver::Load(const std::string& path) {
   std::lock_guard<std::mutex> lock(gMutex);
@@ -73,11 +74,15 @@ void Driver::RemoveEnvironment() {
   if (driver != nullptr) driver->contexts_.ReleaseAll();
 }
 
-CUdevice Driver::Device(int ordinal) const {
+void Driver::CheckOrdinal(int ordinal) const {
   if (ordinal < 0 || ordinal >= deviceCount_) {
     throw NativeError("ERR_INVALID_DEVICE", "device " + std::to_string(ordinal) +
                                                 " does not exist: the driver sees " + DeviceCountText(deviceCount_));
   }
+}
+
+CUdevice Driver::Device(int ordinal) const {
+  CheckOrdinal(ordinal);
   CUdevice device = 0;
   CheckCuda(api(), api().cuDeviceGet(&device, ordinal), "cuDeviceGet");
   return device;

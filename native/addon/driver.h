@@ -6,6 +6,7 @@
 #include <string>
 
 #include "device_contexts.h"
+#include "device_threads.h"
 #include "driver_library.h"
 
 namespace vramfit {
@@ -33,7 +34,10 @@ class Driver {
   bool uuidV2() const { return library_->uuidV2(); }
   int deviceCount() const { return deviceCount_; }
   DeviceContexts& contexts() { return contexts_; }
+  DeviceThreads& threads() { return threads_; }
 
+  // Throws ERR_INVALID_DEVICE when the driver has no such ordinal. No driver call: JS thread safe.
+  void CheckOrdinal(int ordinal) const;
   // The CUdevice behind a JS ordinal. Throws ERR_INVALID_DEVICE when the driver has no such device.
   CUdevice Device(int ordinal) const;
 
@@ -45,6 +49,7 @@ class Driver {
   int version_;
   int deviceCount_;  // fixed at cuInit: the driver enumerates devices once
   DeviceContexts contexts_;
+  DeviceThreads threads_;
 };
 
 }  // namespace vramfit

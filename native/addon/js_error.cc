@@ -16,6 +16,7 @@ Napi::Value ToJsError(Napi::Env env, const NativeError& error) {
   AddonState& state = StateOf(env);
   Napi::Object fields = Napi::Object::New(env);  // the constructor's options, or the plain Error
   if (error.cudaCode) fields.Set("cudaCode", *error.cudaCode);
+  if (error.nvmlCode) fields.Set("nvmlCode", *error.nvmlCode);
   if (!error.call.empty()) fields.Set("call", error.call);
   if (!state.errorClass.IsEmpty()) {
     return state.errorClass.New({Napi::String::New(env, error.code), Napi::String::New(env, error.what()), fields});
@@ -23,6 +24,7 @@ Napi::Value ToJsError(Napi::Env env, const NativeError& error) {
   Napi::Object plain = Napi::Error::New(env, error.what()).Value();
   plain.Set("code", error.code);
   if (error.cudaCode) plain.Set("cudaCode", *error.cudaCode);
+  if (error.nvmlCode) plain.Set("nvmlCode", *error.nvmlCode);
   if (!error.call.empty()) plain.Set("call", error.call);
   return plain;
 }

@@ -23,9 +23,10 @@ struct DeviceRecord {
   bool integrated = false;
 };
 
-// nvidia-smi's form: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, lower-case hex.
-std::string FormatUuid(const CUuuid& uuid) {
-  std::string text = "GPU-";
+// nvidia-smi's form: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, lower-case hex; MIG- for a MIG
+// instance, which is how nvidia-smi -L and CUDA_VISIBLE_DEVICES name it.
+std::string FormatUuid(const CUuuid& uuid, bool mig) {
+  std::string text = mig ? "MIG-" : "GPU-";
   for (int i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
     char hex[3];
@@ -56,7 +57,10 @@ class ListDevicesWorker : public PromiseWorker {
       record.name = name;
       CUuuid uuid = {};
       CheckCuda(api, api.deviceGetUuid(&uuid, device), uuidCall);
-      record.uuid = FormatUuid(uuid);
+      // The driver names a MIG instance "<GPU> MIG <profile>" (e.g. "NVIDIA A100-SXM4-40GB MIG 3g.20gb"),
+      // and cuDeviceGetUuid_v2 gives the instance's own UUID; the older call gives the GPU's.
+      bool mig = driver.uuidV2() && std::string(name).find(" MIG ") != std::string::npos;
+      record.uuid = FormatUuid(uuid, mig);
       char pciBusId[64] = {};
       CheckCuda(api, api.cuDeviceGetPCIBusId(pciBusId, sizeof pciBusId, device), "cuDeviceGetPCIBusId");
       record.pciBusId = pciBusId;

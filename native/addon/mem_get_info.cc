@@ -1,16 +1,18 @@
 // memGetInfo(ordinal): free and total bytes in the device's primary context.
+#include <memory>
+
 #include "addon_functions.h"
 #include "arguments.h"
 #include "device_session.h"
+#include "device_task.h"
 #include "native_error.h"
-#include "promise_worker.h"
 
 namespace vramfit {
 namespace {
 
-class MemGetInfoWorker : public PromiseWorker {
+class MemGetInfoTask : public DeviceTask {
  public:
-  MemGetInfoWorker(Napi::Env env, int ordinal) : PromiseWorker(env, "vramfit:memGetInfo"), ordinal_(ordinal) {}
+  MemGetInfoTask(Napi::Env env, int ordinal) : DeviceTask(env, "vramfit:memGetInfo"), ordinal_(ordinal) {}
 
  private:
   void Run() override {
@@ -36,7 +38,13 @@ class MemGetInfoWorker : public PromiseWorker {
 }  // namespace
 
 Napi::Value MemGetInfo(const Napi::CallbackInfo& info) {
-  return StartWorker(info.Env(), [&] { return new MemGetInfoWorker(info.Env(), OrdinalArgument(info[0])); });
+  return StartDeviceTask(info.Env(), [&] {
+    int ordinal = OrdinalArgument(info[0]);
+    auto task = std::make_unique<MemGetInfoTask>(info.Env(), ordinal);
+    Napi::Promise promise = task->Start(ordinal);
+    task.release();  // it deletes itself once settled
+    return promise;
+  });
 }
 
 }  // namespace vramfit

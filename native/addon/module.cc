@@ -18,6 +18,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("devices", Napi::Function::New(env, ListDevices, "devices"));
   exports.Set("memGetInfo", Napi::Function::New(env, MemGetInfo, "memGetInfo"));
   exports.Set("probe", Napi::Function::New(env, Probe, "probe"));
+  exports.Set("loadNvml", Napi::Function::New(env, LoadNvml, "loadNvml"));
+  exports.Set("nvmlDevices", Napi::Function::New(env, NvmlDevices, "nvmlDevices"));
+  exports.Set("nvmlAbi", Napi::Function::New(env, NvmlAbi, "nvmlAbi"));
+  exports.Set("tryLockFile", Napi::Function::New(env, TryLockFile, "tryLockFile"));
   return exports;
 }
 

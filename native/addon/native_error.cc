@@ -8,8 +8,12 @@
 namespace vramfit {
 
 NativeError::NativeError(std::string code, const std::string& message, std::optional<int> cudaCode,
-                         std::string call)
-    : std::runtime_error(message), code(std::move(code)), cudaCode(cudaCode), call(std::move(call)) {}
+                         std::string call, std::optional<int> nvmlCode)
+    : std::runtime_error(message),
+      code(std::move(code)),
+      cudaCode(cudaCode),
+      call(std::move(call)),
+      nvmlCode(nvmlCode) {}
 
 NativeError InvalidArgument(const std::string& message) {
   return NativeError("ERR_INVALID_ARGUMENT", message);

@@ -17,11 +17,12 @@ struct DriverApi;
 class NativeError : public std::runtime_error {
  public:
   NativeError(std::string code, const std::string& message, std::optional<int> cudaCode = std::nullopt,
-              std::string call = "");
+              std::string call = "", std::optional<int> nvmlCode = std::nullopt);
 
   const std::string code;
   const std::optional<int> cudaCode;
-  const std::string call;  // the driver function that failed; empty when none did
+  const std::string call;  // the driver or NVML function that failed; empty when none did
+  const std::optional<int> nvmlCode;
 };
 
 NativeError InvalidArgument(const std::string& message);

@@ -1,39 +1,57 @@
 // probe(ordinal, sizes, options): does this set of tensors fit on the device right now?
+#include <memory>
 #include <vector>
 
 #include "addon_functions.h"
 #include "arguments.h"
 #include "device_allocations.h"
 #include "device_session.h"
+#include "device_task.h"
 #include "native_error.h"
-#include "promise_worker.h"
 
 namespace vramfit {
 namespace {
 
-class ProbeWorker : public PromiseWorker {
+class ProbeTask : public DeviceTask {
  public:
-  ProbeWorker(Napi::Env env, int ordinal, std::vector<size_t> sizes, bool touch)
-      : PromiseWorker(env, "vramfit:probe"), ordinal_(ordinal), sizes_(std::move(sizes)), touch_(touch) {}
+  ProbeTask(Napi::Env env, int ordinal, std::vector<size_t> sizes, ProbeOptions options)
+      : DeviceTask(env, "vramfit:probe"), ordinal_(ordinal), sizes_(std::move(sizes)), options_(options) {}
 
  private:
+  bool Cancelled() const { return options_.cancel.Raised(); }
+
   void Run() override {
     Driver& driver = Driver::Get();
     const DriverApi& api = driver.api();
+    if (Cancelled()) throw Aborted();  // cancelled while queued behind another probe
     DeviceSession session(driver, ordinal_);  // one probe per device at a time
     DeviceAllocations allocations(api);       // declared after the session: freed while it is current
     for (size_t i = 0; i < sizes_.size(); ++i) {
+      if (Cancelled()) Abort(allocations);
       if (sizes_[i] == 0) continue;  // the driver rejects 0-byte allocations; they need no memory
       if (!allocations.TryAllocate(sizes_[i])) {
         failedIndex_ = static_cast<long long>(i);
         break;
       }
     }
-    if (failedIndex_ < 0 && touch_) allocations.Touch();
+    if (failedIndex_ < 0 && options_.touch) {
+      allocations.Touch([this] { return Cancelled(); });
+      if (Cancelled()) Abort(allocations);
+    }
     size_t totalBytes = 0;
     CheckCuda(api, api.cuMemGetInfo_v2(&freeBytesAtPeak_, &totalBytes), "cuMemGetInfo_v2");
     allocated_ = allocations.count();
     allocations.FreeAll();  // reports a failed free; the destructor only covers error paths
+  }
+
+  static NativeError Aborted() {
+    return NativeError("ERR_ABORTED", "probe cancelled; everything it allocated was freed");
+  }
+
+  // Frees what the probe holds (a failed free is reported instead), then rejects as cancelled.
+  [[noreturn]] static void Abort(DeviceAllocations& allocations) {
+    allocations.FreeAll();
+    throw Aborted();
   }
 
   Napi::Value Result(Napi::Env env) override {
@@ -45,9 +63,11 @@ class ProbeWorker : public PromiseWorker {
     return result;
   }
 
+  void ReleaseJs(Napi::Env env) override { options_.cancel.Release(env); }
+
   int ordinal_;
   std::vector<size_t> sizes_;
-  bool touch_;
+  ProbeOptions options_;
   long long failedIndex_ = -1;
   size_t allocated_ = 0;  // successful cuMemAlloc_v2 calls; skipped 0-byte sizes are not counted
   size_t freeBytesAtPeak_ = 0;
@@ -56,11 +76,14 @@ class ProbeWorker : public PromiseWorker {
 }  // namespace
 
 Napi::Value Probe(const Napi::CallbackInfo& info) {
-  return StartWorker(info.Env(), [&] {
+  return StartDeviceTask(info.Env(), [&] {
     int ordinal = OrdinalArgument(info[0]);
     std::vector<size_t> sizes = SizesArgument(info[1]);
-    bool touch = TouchOption(info[2]);
-    return new ProbeWorker(info.Env(), ordinal, std::move(sizes), touch);
+    ProbeOptions options = ProbeOptionsArgument(info[2]);
+    auto task = std::make_unique<ProbeTask>(info.Env(), ordinal, std::move(sizes), options);
+    Napi::Promise promise = task->Start(ordinal);
+    task.release();  // it deletes itself once settled
+    return promise;
   });
 }
 

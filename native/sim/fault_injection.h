@@ -2,16 +2,19 @@
 #ifndef CUDASIM_FAULT_INJECTION_H
 #define CUDASIM_FAULT_INJECTION_H
 
+#include "simgpu_export.h"
+
 namespace cudasim {
 
-// Counts this call of `function` and returns the CUresult a rule injects for it, or 0.
+// Counts this call of `function` and returns the code a rule injects for it, or 0: a CUresult
+// for the driver's functions, an nvmlReturn_t for NVML's (both libraries share the rules).
 //
 // CUDASIM_FAIL is `function:code[:afterNCalls]`, several rules separated by ','; a rule with
 // afterNCalls lets that many calls through, then fails every later one. The variable is read
 // on every call and the counters restart whenever its value changes, so one test process can
 // inject different faults in turn. Change it only while no driver call is in flight: getenv
 // races with setenv.
-int InjectedFault(const char* function);
+SIMGPU_API int InjectedFault(const char* function);
 
 }  // namespace cudasim
 

@@ -32,7 +32,30 @@ bool ParseUnsigned(const std::string& text, uint64_t& value) {
   return true;
 }
 
-// Optional trailing `key=value` fields: cc=8.0, sm=108, integrated=1.
+bool ParseHex(const std::string& text, uint64_t& value) {
+  if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+    return false;
+  }
+  value = std::strtoull(text.c_str(), nullptr, 16);
+  return true;
+}
+
+// `PID@BYTES` or `PID@na`.
+bool ParseProcess(const std::string& value, OtherProcess& process) {
+  size_t at = value.find('@');
+  uint64_t pid = 0;
+  if (at == std::string::npos || !ParseUnsigned(value.substr(0, at), pid) || pid == 0 || pid > 0x7fffffff) return false;
+  process.pid = static_cast<unsigned>(pid);
+  std::string bytes = value.substr(at + 1);
+  if (bytes == "na") {
+    process.bytesKnown = false;
+    return true;
+  }
+  return ParseUnsigned(bytes, process.bytes);
+}
+
+// Optional trailing `key=value` fields: cc=8.0, sm=108, integrated=1, reserved=BYTES, bus=3B,
+// delay=MS, proc=PID@BYTES (repeatable), mig=BYTES+BYTES+...
 bool ApplyExtra(const std::string& field, DeviceSpec& spec) {
   size_t eq = field.find('=');
   std::string key = field.substr(0, eq), value = field.substr(eq + 1);
@@ -55,6 +78,28 @@ bool ApplyExtra(const std::string& field, DeviceSpec& spec) {
   if (key == "integrated" && (value == "0" || value == "1")) {
     spec.integrated = value == "1";
     return true;
+  }
+  if (key == "reserved") return ParseUnsigned(value, spec.reservedBytes);
+  if (key == "bus" && ParseHex(value, number) && number <= 0xFF) {
+    spec.pciBus = static_cast<int>(number);
+    return true;
+  }
+  if (key == "delay" && ParseUnsigned(value, number) && number <= 60000) {
+    spec.delayMs = static_cast<unsigned>(number);
+    return true;
+  }
+  if (key == "proc") {
+    OtherProcess process;
+    if (!ParseProcess(value, process)) return false;
+    spec.processes.insert(spec.processes.begin(), process);  // fields are read right to left
+    return true;
+  }
+  if (key == "mig") {
+    for (const std::string& part : Split(value, '+')) {
+      if (!ParseUnsigned(part, number) || number == 0) return false;
+      spec.migInstanceBytes.push_back(number);
+    }
+    return spec.migInstanceBytes.size() <= 7;  // an A100/H100 has at most 7 instances
   }
   return false;
 }
@@ -80,7 +125,11 @@ bool ParseDevice(const std::string& entry, DeviceSpec& spec) {
   }
   for (size_t i = 0; i < fields.size(); ++i) spec.name += (i ? ":" : "") + fields[i];
   spec.name = Trim(spec.name);
-  return !spec.name.empty() && spec.totalBytes > 0 && spec.usedBytes <= spec.totalBytes;
+  uint64_t others = 0, instances = 0;
+  for (const OtherProcess& process : spec.processes) others += process.bytes;
+  for (uint64_t bytes : spec.migInstanceBytes) instances += bytes;
+  return !spec.name.empty() && spec.totalBytes > 0 && spec.usedBytes <= spec.totalBytes && others <= spec.usedBytes &&
+         instances <= spec.totalBytes - spec.usedBytes;
 }
 
 bool ReadUnsignedEnv(const char* name, uint64_t& value, std::string& error) {
@@ -96,28 +145,38 @@ bool ReadUnsignedEnv(const char* name, uint64_t& value, std::string& error) {
 std::optional<SimConfig> ReadConfig(std::string& error) {
   SimConfig config;
   const char* devices = std::getenv("CUDASIM_DEVICES");
+  config.devicesText = devices ? devices : "";
   if (devices != nullptr && Trim(devices) != "") {
     for (const std::string& entry : Split(devices, ';')) {
       if (Trim(entry).empty()) continue;  // tolerate a trailing ';'
       DeviceSpec spec;
       if (!ParseDevice(entry, spec)) {
-        error = "CUDASIM_DEVICES: expected name:totalBytes[:usedBytes][:cc=M.m][:sm=N][:integrated=0|1], got \"" +
+        error = "CUDASIM_DEVICES: expected name:totalBytes[:usedBytes][:cc=M.m][:sm=N][:integrated=0|1]"
+                "[:reserved=BYTES][:bus=HEX][:delay=MS][:proc=PID@BYTES|na][:mig=BYTES+...], got \"" +
                 entry + "\"";
         return std::nullopt;
       }
       config.devices.push_back(spec);
     }
   }
-  uint64_t delayMs = 0;
+  uint64_t syncDelayMs = 0, callDelayMs = 0;
   if (!ReadUnsignedEnv("CUDASIM_GRANULARITY", config.granularity, error) ||
-      !ReadUnsignedEnv("CUDASIM_SYNC_DELAY_MS", delayMs, error)) {
+      !ReadUnsignedEnv("CUDASIM_SYNC_DELAY_MS", syncDelayMs, error) ||
+      !ReadUnsignedEnv("CUDASIM_CALL_DELAY_MS", callDelayMs, error) ||
+      !ReadUnsignedEnv("CUDASIM_CONTEXT_BYTES", config.contextBytes, error)) {
     return std::nullopt;
   }
   if (config.granularity == 0) {
     error = "CUDASIM_GRANULARITY: expected a positive number of bytes, got 0";
     return std::nullopt;
   }
-  config.syncDelayMs = static_cast<unsigned>(delayMs);
+  config.syncDelayMs = static_cast<unsigned>(syncDelayMs);
+  config.callDelayMs = static_cast<unsigned>(callDelayMs);
+  const char* state = std::getenv("CUDASIM_STATE");
+  config.statePath = state ? state : "";
+  for (size_t i = 0; i < config.devices.size(); ++i) {
+    if (config.devices[i].pciBus < 0) config.devices[i].pciBus = static_cast<int>((0x1B + i) % 256);
+  }
   return config;
 }
 

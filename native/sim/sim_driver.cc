@@ -1,7 +1,7 @@
-// The simulated CUDA driver: the C entry points of libcuda.so.1 that vramfit uses, backed by
-// in-memory devices, so every native code path runs without a GPU.
+// The simulated CUDA driver: the C entry points of libcuda.so.1 that vramfit uses, backed by the
+// simulated machine (libsimgpu.so), so every native code path runs without a GPU.
 #include <algorithm>
-#include <chrono>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -9,13 +9,15 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "../cuda/cuda_driver_api.h"
+#include "accounting.h"
+#include "call_hooks.h"
 #include "error_table.h"
 #include "fault_injection.h"
-#include "sim_config.h"
+#include "machine.h"
+#include "visible_devices.h"
 
 // Declaring every function first makes the compiler check each definition below against the
 // shared ABI table (a C-linkage definition that differs is a conflicting declaration), and
@@ -32,26 +34,35 @@ struct CUctx_st {
 namespace cudasim {
 namespace {
 
+// A real driver gives up when a GPU has fallen off the bus; this is the simulator's choice of
+// code for every call that reaches such a GPU (CUDASIM_LOST).
+constexpr CUresult kLostResult = 46;  // CUDA_ERROR_DEVICE_UNAVAILABLE
+
 struct Allocation {
+  int ordinal;
   size_t requestedBytes;
   uint64_t reservedBytes;  // rounded up to the granularity: what the device actually loses
 };
 
+// A CUDA device: a whole GPU, or one MIG instance of one.
 struct SimDevice {
-  DeviceSpec spec;
-  CUuuid uuid;
-  std::map<CUdeviceptr, Allocation> allocations;
-  uint64_t allocatedBytes = 0;
+  int pool;
+  const DeviceSpec* spec;
+  std::string name;
+  CUuuid uuid;        // cuDeviceGetUuid_v2: the MIG instance's own UUID on a MIG device
+  CUuuid legacyUuid;  // cuDeviceGetUuid: always the physical GPU's
   int primaryRefs = 0;  // the primary context is active while retained
 };
 
 struct State {
   std::mutex mutex;  // guards everything below: the driver is called from many threads
-  bool initialized = false;
+  std::atomic<bool> initialized{false};  // read unlocked by Call; the devices are fixed before it is set
   int driverVersion = 0;
-  SimConfig config;
+  Machine machine;
+  Accounting* accounting = nullptr;
   std::vector<SimDevice> devices;
   std::deque<CUctx_st> contexts;  // a deque, so handles stay valid
+  std::map<CUdeviceptr, Allocation> allocations;
   CUdeviceptr nextAddress = 1ull << 40;
 };
 
@@ -64,38 +75,44 @@ State& S() {
 // Like the real driver, the current context belongs to the calling thread.
 thread_local CUcontext tCurrent = nullptr;
 
+SimDevice* FindDevice(CUdevice dev) {
+  if (dev < 0 || static_cast<size_t>(dev) >= S().devices.size()) return nullptr;
+  return &S().devices[dev];
+}
+
 // The prologue of every entry point: an injected fault first (it applies even before cuInit,
-// as a broken install would), then the state lock, then the initialization check.
+// as a broken install would), the trace, then for calls that reach a GPU its latency and whether
+// it is lost, then the state lock and the initialization check.
 class Call {
  public:
-  explicit Call(const char* function) : fault_(InjectedFault(function)), lock_(S().mutex) {}
+  static constexpr int kNoDevice = -2;
+  static constexpr int kCurrent = -1;
+
+  // `device`: kNoDevice for calls the driver answers from its own tables (enumeration),
+  // kCurrent for calls on the thread's current context, or a CUDA ordinal.
+  explicit Call(const char* function, int device = kNoDevice) : fault_(InjectedFault(function)) {
+    TraceCall(function);
+    int ordinal = device == kCurrent ? (tCurrent ? tCurrent->ordinal : -1) : device;
+    const SimDevice* target = nullptr;
+    if (device != kNoDevice && S().initialized) target = FindDevice(ordinal);  // fixed after cuInit
+    if (target != nullptr) {
+      SleepMs(S().machine.config.callDelayMs + target->spec->delayMs);  // unlocked: others proceed
+      lost_ = GpuLost(S().machine.pools[target->pool].gpu);
+    }
+    lock_ = std::unique_lock<std::mutex>(S().mutex);
+  }
   CUresult Status() const {
     if (fault_ != 0) return fault_;
-    return S().initialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+    if (!S().initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    return lost_ ? kLostResult : CUDA_SUCCESS;
   }
   void Unlock() { lock_.unlock(); }
 
  private:
   int fault_;
+  bool lost_ = false;
   std::unique_lock<std::mutex> lock_;
 };
-
-// Deterministic per device, so tests can compare UUIDs across runs: FNV-1a over index and name.
-CUuuid MakeUuid(int ordinal, const std::string& name) {
-  CUuuid uuid;
-  std::string key = std::to_string(ordinal) + "#" + name;
-  for (int half = 0; half < 2; ++half) {
-    uint64_t hash = 14695981039346656037ull ^ static_cast<uint64_t>(half + 1);
-    for (unsigned char c : key) hash = (hash ^ c) * 1099511628211ull;
-    for (int i = 0; i < 8; ++i) uuid.bytes[half * 8 + i] = static_cast<char>(hash >> (8 * i));
-  }
-  return uuid;
-}
-
-SimDevice* FindDevice(CUdevice dev) {
-  if (dev < 0 || static_cast<size_t>(dev) >= S().devices.size()) return nullptr;
-  return &S().devices[dev];
-}
 
 // Memory calls act on the calling thread's current context.
 CUresult CurrentDevice(SimDevice*& device) {
@@ -105,8 +122,15 @@ CUresult CurrentDevice(SimDevice*& device) {
   return device->primaryRefs > 0 ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
 }
 
+uint64_t Capacity(const SimDevice& device) {
+  const Pool& pool = S().machine.pools[device.pool];
+  return pool.totalBytes - pool.baseUsedBytes;
+}
+
 uint64_t FreeBytes(const SimDevice& device) {
-  return device.spec.totalBytes - device.spec.usedBytes - device.allocatedBytes;
+  uint64_t charged = S().accounting->Charged(device.pool);
+  uint64_t capacity = Capacity(device);
+  return charged >= capacity ? 0 : capacity - charged;
 }
 
 CUresult CopyString(const std::string& text, char* out, int len) {
@@ -122,6 +146,10 @@ CUresult LookUpErrorText(CUresult error, const char** pStr, bool name) {
   const ErrorText* entry = FindErrorText(error);
   *pStr = entry == nullptr ? nullptr : name ? entry->name : entry->description;
   return entry == nullptr ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+std::string MigName(const DeviceSpec& spec, uint64_t bytes) {
+  return spec.name + " MIG " + std::to_string((bytes + 500000000) / 1000000000) + "gb";
 }
 
 }  // namespace
@@ -140,20 +168,32 @@ CUresult cuInit(unsigned int flags) {
   if (S().initialized) return CUDA_SUCCESS;
   // Configuration is read once, at the first successful cuInit, as the real driver does.
   std::string error;
-  std::optional<cudasim::SimConfig> config = cudasim::ReadConfig(error);
-  if (!config) {
+  std::optional<cudasim::Machine> machine = cudasim::BuildMachine(error);
+  if (!machine) {
     std::fprintf(stderr, "cudasim: %s\n", error.c_str());
     return CUDA_ERROR_INVALID_VALUE;
   }
-  if (config->devices.empty()) return CUDA_ERROR_NO_DEVICE;
-  S().config = *config;
+  std::vector<int> pools = cudasim::VisiblePools(*machine);
+  if (pools.empty()) return CUDA_ERROR_NO_DEVICE;
+  cudasim::Accounting* accounting = cudasim::Accounting::Open(*machine, error);
+  if (accounting == nullptr) {
+    std::fprintf(stderr, "cudasim: %s\n", error.c_str());
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  S().machine = *machine;
+  S().accounting = accounting;
   S().driverVersion = cudasim::ReadDriverVersion();
-  for (size_t i = 0; i < config->devices.size(); ++i) {
+  for (int poolIndex : pools) {
+    const cudasim::Pool& pool = S().machine.pools[poolIndex];
+    const cudasim::DeviceSpec& spec = S().machine.config.devices[pool.gpu];
     SimDevice device;
-    device.spec = config->devices[i];
-    device.uuid = cudasim::MakeUuid(static_cast<int>(i), device.spec.name);
+    device.pool = poolIndex;
+    device.spec = &spec;
+    device.name = pool.mig < 0 ? spec.name : cudasim::MigName(spec, pool.totalBytes);
+    std::memcpy(device.uuid.bytes, pool.uuid, 16);
+    std::memcpy(device.legacyUuid.bytes, S().machine.pools[S().machine.gpuPool[pool.gpu]].uuid, 16);
+    S().contexts.push_back(CUctx_st{static_cast<int>(S().devices.size())});
     S().devices.push_back(device);
-    S().contexts.push_back(CUctx_st{static_cast<int>(i)});
   }
   S().initialized = true;
   return CUDA_SUCCESS;
@@ -190,24 +230,24 @@ CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
   if (CUresult status = call.Status()) return status;
   SimDevice* device = cudasim::FindDevice(dev);
   if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
-  return cudasim::CopyString(device->spec.name, name, len);
+  return cudasim::CopyString(device->name, name, len);
 }
 
-static CUresult GetUuid(const Call& call, CUuuid* uuid, CUdevice dev) {
+static CUresult GetUuid(const Call& call, CUuuid* uuid, CUdevice dev, bool v2) {
   if (CUresult status = call.Status()) return status;
   SimDevice* device = cudasim::FindDevice(dev);
   if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *uuid = device->uuid;
+  *uuid = v2 ? device->uuid : device->legacyUuid;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
-  return GetUuid(Call(__func__), uuid, dev);
+  return GetUuid(Call(__func__), uuid, dev, false);
 }
 
 CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
-  return GetUuid(Call(__func__), uuid, dev);
+  return GetUuid(Call(__func__), uuid, dev, true);
 }
 
 CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
@@ -216,7 +256,7 @@ CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   SimDevice* device = cudasim::FindDevice(dev);
   if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   if (bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *bytes = device->spec.totalBytes;
+  *bytes = S().machine.pools[device->pool].totalBytes;
   return CUDA_SUCCESS;
 }
 
@@ -227,10 +267,10 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) 
   if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
   switch (attrib) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = device->spec.ccMajor; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = device->spec.ccMinor; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = device->spec.multiprocessorCount; break;
-    case CU_DEVICE_ATTRIBUTE_INTEGRATED: *pi = device->spec.integrated ? 1 : 0; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = device->spec->ccMajor; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = device->spec->ccMinor; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = device->spec->multiprocessorCount; break;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED: *pi = device->spec->integrated ? 1 : 0; break;
     default: return CUDA_ERROR_INVALID_VALUE;  // the simulator models only what vramfit reads
   }
   return CUDA_SUCCESS;
@@ -239,36 +279,50 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) 
 CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
   Call call(__func__);
   if (CUresult status = call.Status()) return status;
-  if (cudasim::FindDevice(dev) == nullptr) return CUDA_ERROR_INVALID_DEVICE;
-  // domain:bus:device.function, upper-case hex; consecutive buses keep ids distinct per device.
-  int slot = 0x1B + dev;
+  SimDevice* device = cudasim::FindDevice(dev);
+  if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
+  // domain:bus:device.function, upper-case hex; a MIG instance reports its GPU's.
   char text[32];
-  std::snprintf(text, sizeof text, "%04X:%02X:00.0", slot / 256, slot % 256);
+  std::snprintf(text, sizeof text, "0000:%02X:00.0", device->spec->pciBus);
   if (len < static_cast<int>(std::strlen(text)) + 1) return CUDA_ERROR_INVALID_VALUE;
   return cudasim::CopyString(text, pciBusId, len);
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
-  Call call(__func__);
+  Call call(__func__, dev);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = cudasim::FindDevice(dev);
   if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  // Creating the context costs device memory, as it does on a real GPU (CUDASIM_CONTEXT_BYTES).
+  uint64_t contextBytes = S().machine.config.contextBytes;
+  if (device->primaryRefs == 0 && contextBytes > 0 &&
+      !S().accounting->Charge(device->pool, contextBytes, cudasim::Capacity(*device))) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   ++device->primaryRefs;
   *pctx = &S().contexts[dev];
   return CUDA_SUCCESS;
 }
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
-  Call call(__func__);
+  Call call(__func__, dev);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = cudasim::FindDevice(dev);
   if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   if (device->primaryRefs == 0) return CUDA_ERROR_INVALID_CONTEXT;
   // The last release destroys the context, and with it every allocation made in it.
   if (--device->primaryRefs == 0) {
-    device->allocations.clear();
-    device->allocatedBytes = 0;
+    uint64_t held = S().machine.config.contextBytes;
+    for (auto it = S().allocations.begin(); it != S().allocations.end();) {
+      if (it->second.ordinal != dev) {
+        ++it;
+        continue;
+      }
+      held += it->second.reservedBytes;
+      it = S().allocations.erase(it);
+    }
+    S().accounting->Uncharge(device->pool, held);
   }
   return CUDA_SUCCESS;
 }
@@ -294,74 +348,72 @@ CUresult cuCtxGetCurrent(CUcontext* pctx) {
 }
 
 CUresult cuCtxSynchronize(void) {
-  Call call(__func__);
+  Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
   if (CUresult status = cudasim::CurrentDevice(device)) return status;
-  unsigned delayMs = S().config.syncDelayMs;
+  unsigned delayMs = S().machine.config.syncDelayMs;
   call.Unlock();  // a synchronizing thread must not stall the other threads' driver calls
-  std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+  cudasim::SleepMs(delayMs);
   return CUDA_SUCCESS;
 }
 
 CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
-  Call call(__func__);
+  Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
   if (CUresult status = cudasim::CurrentDevice(device)) return status;
   if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *free = cudasim::FreeBytes(*device);
-  *total = device->spec.totalBytes;
+  *total = S().machine.pools[device->pool].totalBytes;
   return CUDA_SUCCESS;
 }
 
 CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
-  Call call(__func__);
+  Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
   if (CUresult status = cudasim::CurrentDevice(device)) return status;
   if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-  uint64_t granularity = S().config.granularity;
-  uint64_t freeBytes = cudasim::FreeBytes(*device);
-  if (bytesize > freeBytes) return CUDA_ERROR_OUT_OF_MEMORY;  // also keeps the rounding below from overflowing
+  uint64_t granularity = S().machine.config.granularity;
+  uint64_t capacity = cudasim::Capacity(*device);
+  if (bytesize > capacity) return CUDA_ERROR_OUT_OF_MEMORY;  // also keeps the rounding below from overflowing
   uint64_t reserved = (bytesize + granularity - 1) / granularity * granularity;
-  if (reserved > freeBytes) return CUDA_ERROR_OUT_OF_MEMORY;
+  // The check and the charge are one step of the ledger: another process cannot slip in between.
+  if (!S().accounting->Charge(device->pool, reserved, capacity)) return CUDA_ERROR_OUT_OF_MEMORY;
   CUdeviceptr address = S().nextAddress;
   S().nextAddress += reserved;  // addresses are never reused, so a stale pointer is caught
-  device->allocations[address] = {bytesize, reserved};
-  device->allocatedBytes += reserved;
+  S().allocations[address] = {cudasim::tCurrent->ordinal, bytesize, reserved};
   *dptr = address;
   return CUDA_SUCCESS;
 }
 
 CUresult cuMemFree_v2(CUdeviceptr dptr) {
-  Call call(__func__);
+  Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* current = nullptr;
   if (CUresult status = cudasim::CurrentDevice(current)) return status;
   // Unified addressing: a pointer is freed wherever it lives, whichever context is current.
-  for (SimDevice& device : S().devices) {
-    auto found = device.allocations.find(dptr);
-    if (found == device.allocations.end()) continue;
-    device.allocatedBytes -= found->second.reservedBytes;
-    device.allocations.erase(found);
-    return CUDA_SUCCESS;
-  }
-  return CUDA_ERROR_INVALID_VALUE;
+  auto found = S().allocations.find(dptr);
+  if (found == S().allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  S().accounting->Uncharge(S().devices[found->second.ordinal].pool, found->second.reservedBytes);
+  S().allocations.erase(found);
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   (void)uc;  // there is no memory behind the simulated pointers
-  Call call(__func__);
+  Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
   if (CUresult status = cudasim::CurrentDevice(device)) return status;
   // The range must lie inside one allocation of the current device: catches a caller's bad size.
-  auto after = device->allocations.upper_bound(dstDevice);
-  if (after == device->allocations.begin()) return CUDA_ERROR_INVALID_VALUE;
+  auto after = S().allocations.upper_bound(dstDevice);
+  if (after == S().allocations.begin()) return CUDA_ERROR_INVALID_VALUE;
   auto found = std::prev(after);
   uint64_t offset = dstDevice - found->first;
-  if (offset >= found->second.requestedBytes || N > found->second.requestedBytes - offset) {
+  if (found->second.ordinal != cudasim::tCurrent->ordinal || offset >= found->second.requestedBytes ||
+      N > found->second.requestedBytes - offset) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
@@ -369,11 +421,13 @@ CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
 
 // The two error-text functions work before cuInit, as the real driver's do.
 CUresult cuGetErrorName(CUresult error, const char** pStr) {
+  cudasim::TraceCall(__func__);
   if (int fault = cudasim::InjectedFault(__func__)) return fault;
   return cudasim::LookUpErrorText(error, pStr, true);
 }
 
 CUresult cuGetErrorString(CUresult error, const char** pStr) {
+  cudasim::TraceCall(__func__);
   if (int fault = cudasim::InjectedFault(__func__)) return fault;
   return cudasim::LookUpErrorText(error, pStr, false);
 }

@@ -3,6 +3,8 @@
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** Aborted by SIGINT/SIGTERM (set by run() for the real process): commands pass it to the device work. */
+  signal?: AbortSignal;
 }
 
 export const processIo: Io = {

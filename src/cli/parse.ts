@@ -3,6 +3,7 @@ import { invalidArgument } from "../errors.js";
 import { parseBytes } from "../units.js";
 
 export { parseCount } from "../count.js";
+export { parseDuration } from "../duration.js";
 
 export function parseSize(option: string, text: string): number {
   return parseBytes(text, option);

@@ -1,20 +1,88 @@
 // The visible devices with their memory now: what `vramfit info` and benchmark scripts report.
-import type { Addon, NativeDevice } from "../native/addonTypes.js";
+//
+// NVML answers first, because it needs no CUDA context (a context costs hundreds of MiB of device
+// memory and hundreds of milliseconds); CUDA answers for any device NVML cannot (no NVML, an
+// integrated GPU, a failed query), and each device says which one did.
+import type { Addon, NativeDevice, NvmlDevice } from "../native/addonTypes.js";
+import type { NvmlBackend } from "../native/binding.js";
+import { matchNvml, usableMemory, type NvmlMatch } from "./nvmlMatch.js";
+import { perDevice } from "./perDevice.js";
+
+/** A process using a device: from NVML, so only where NVML answered. */
+export interface ProcessUsage {
+  pid: number;
+  /** null when NVML cannot tell (e.g. a process in another container). */
+  usedBytes: number | null;
+}
 
 export interface DeviceReport extends NativeDevice {
   freeBytes: number;
-  /** total − free: memory held by every process, this one's context included. */
+  /** total − free: memory held by every process (this one's context included, when it has one). */
   usedBytes: number;
+  /** Who measured: NVML (no context created) or CUDA (`cuMemGetInfo` in the primary context). */
+  memorySource: "nvml" | "cuda";
+  /** Why CUDA answered, when NVML was asked and could not; null otherwise. */
+  memorySourceReason: string | null;
+  /** What the driver and firmware reserve (NVML v2); null when unknown. */
+  reservedBytes: number | null;
+  /** Processes with a CUDA context on the device (NVML); null when unknown. */
+  processes: ProcessUsage[] | null;
 }
 
-export async function inventory(addon: Addon): Promise<DeviceReport[]> {
+/** NVML's device list, or why there is none. Never throws. */
+export async function nvmlDeviceList(nvml: NvmlBackend | undefined): Promise<NvmlDevice[] | { reason: string }> {
+  if (nvml === undefined) return { reason: "NVML not asked" };
+  if (nvml.kind === "none") return { reason: nvml.reason };
+  try {
+    return await nvml.addon.nvmlDevices();
+  } catch (error) {
+    return { reason: (error as Error).message };
+  }
+}
+
+/** Matches every CUDA device to NVML's list (or records why it cannot be). */
+export async function matchDevices(devices: readonly NativeDevice[], nvml: NvmlBackend | undefined): Promise<NvmlMatch[]> {
+  const list = await nvmlDeviceList(nvml);
+  return devices.map((device) => ("reason" in list ? { kind: "cuda", reason: list.reason } : matchNvml(device, list)));
+}
+
+export function processesOf(match: NvmlMatch): ProcessUsage[] | null {
+  const processes = match.device?.processes ?? null;
+  return processes === null ? null : processes.map(({ pid, usedBytes }) => ({ pid, usedBytes }));
+}
+
+export async function inventory(addon: Addon, nvml?: NvmlBackend): Promise<DeviceReport[]> {
   const devices = await addon.devices();
-  return Promise.all(
-    devices.map(async (device) => {
-      const { freeBytes, totalBytes } = await addon.memGetInfo(device.ordinal);
-      return { ...device, totalBytes, freeBytes, usedBytes: totalBytes - freeBytes };
-    }),
-  );
+  const matches = await matchDevices(devices, nvml);
+  return perDevice(devices, async (device, i): Promise<DeviceReport> => {
+    const match = matches[i]!;
+    const processes = processesOf(match);
+    if (match.kind === "nvml") {
+      const { totalBytes, freeBytes } = usableMemory(match.memory);
+      return {
+        ...device,
+        uuid: match.uuid, // a MIG instance's MIG- UUID, which CUDA_VISIBLE_DEVICES accepts
+        totalBytes,
+        freeBytes,
+        usedBytes: totalBytes - freeBytes,
+        memorySource: "nvml",
+        memorySourceReason: null,
+        reservedBytes: match.memory.reservedBytes,
+        processes,
+      };
+    }
+    const { freeBytes, totalBytes } = await addon.memGetInfo(device.ordinal);
+    return {
+      ...device,
+      totalBytes,
+      freeBytes,
+      usedBytes: totalBytes - freeBytes,
+      memorySource: "cuda",
+      memorySourceReason: nvml === undefined ? null : match.reason,
+      reservedBytes: null,
+      processes,
+    };
+  });
 }
 
 /** `cuDriverGetVersion`'s 12040 as `12.4`. */

@@ -6,6 +6,7 @@ import { MEASURED_DEVICE, plannedBytes } from "./allocator.js";
 import { analyticMaxBatch } from "./analytic.js";
 import { budgetBytes, type BudgetLimits } from "./budget.js";
 import { deviceFits } from "./device.js";
+import { freeBytesForProbe, withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
 import { searchMaxBatch } from "./search.js";
 import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceSummary } from "./target.js";
 
@@ -67,15 +68,16 @@ export async function analyticBatch(
   };
 }
 
-export interface DeviceSearchOptions extends SearchLimits {
+export interface DeviceSearchOptions extends SearchLimits, DeviceAccessOptions {
   /** Write every probed byte so the memory is really backed (default true). */
   touch?: boolean;
-  signal?: AbortSignal;
 }
 
 /**
  * Measures free memory on the device, seeds the search with the analytic answer for exactly that
- * budget, and verifies it with probes: two when the model is right.
+ * budget, and verifies it with probes: two when the model is right. Holds the device's
+ * cross-process lock throughout (elapsedMs starts once it is held), so another vramfit's probes
+ * cannot shrink the free memory under this search.
  */
 export async function deviceBatch(
   addon: Addon,
@@ -84,11 +86,15 @@ export async function deviceBatch(
   options: DeviceSearchOptions = {},
 ): Promise<BatchResult> {
   requireBound(plan, options);
+  return withDeviceLock(addon, device, options, () => searchDevice(addon, device, plan, options));
+}
+
+async function searchDevice(addon: Addon, device: NativeDevice, plan: MemoryPlan, options: DeviceSearchOptions): Promise<BatchResult> {
   const started = performance.now();
-  const { freeBytes } = await addon.memGetInfo(device.ordinal);
+  const freeBytes = await freeBytesForProbe(addon, device);
   const budget = budgetBytes(freeBytes, options);
   const predicted = await analyticMaxBatch(plan, budget, MEASURED_DEVICE, options.maxBatch);
-  const evaluator = deviceFits(addon, device.ordinal, plan, budget, options.touch ?? true);
+  const evaluator = deviceFits(addon, device.ordinal, plan, budget, options.touch ?? true, options.signal);
   const { batchSize } = await searchMaxBatch(evaluator.fits, {
     seed: predicted.batchSize,
     ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),

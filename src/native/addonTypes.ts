@@ -16,7 +16,11 @@ export interface NativeDevice {
   ordinal: number;
   /** `cuDeviceGetName`. */
   name: string;
-  /** `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, from `cuDeviceGetUuid_v2` (16 bytes, hex, 8-4-4-4-12). */
+  /**
+   * `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, from `cuDeviceGetUuid_v2` (16 bytes, hex, 8-4-4-4-12);
+   * `MIG-…` for a MIG instance (the driver names it "<GPU> MIG <profile>"), as nvidia-smi and
+   * CUDA_VISIBLE_DEVICES do. With only the older `cuDeviceGetUuid`, a MIG instance has its GPU's UUID.
+   */
   uuid: string;
   /** `cuDeviceGetPCIBusId`, e.g. `0000:3B:00.0`. */
   pciBusId: string;
@@ -39,6 +43,12 @@ export interface NativeMemInfo {
 export interface NativeProbeOptions {
   /** Write every byte (`cuMemsetD8_v2`) and synchronize, so the memory is really backed. */
   touch: boolean;
+  /**
+   * Raise `cancel[0]` (set it to 1) to stop the probe in flight: it frees what it allocated and
+   * rejects `ERR_ABORTED`. Checked before each allocation and each block touched; best over a
+   * SharedArrayBuffer, since the device thread reads it while JS writes it.
+   */
+  cancel?: Int32Array;
 }
 
 /** The outcome of one allocation probe. Out-of-memory is a result, not an error. */
@@ -51,6 +61,64 @@ export interface NativeProbeResult {
   allocated: number;
   /** `cuMemGetInfo_v2` free bytes with every successful allocation still held (the peak). */
   freeBytesAtPeak: number;
+}
+
+/** What `loadNvml` found: which of NVML's versioned functions this library has. */
+export interface NvmlInfo {
+  libraryPath: string;
+  /** `nvmlSystemGetDriverVersion`, e.g. `550.54.15`; null when NVML could not say. */
+  driverVersion: string | null;
+  /** `nvmlDeviceGetMemoryInfo_v2` exists (else the v1 call serves: no reserved bytes). */
+  memoryInfoV2: boolean;
+  /** The process query bound (`..._v3`, `..._v2`, or the unversioned v1); null when none. */
+  processQuery: string | null;
+  /** The MIG functions exist. */
+  mig: boolean;
+}
+
+/** One NVML memory reading, as the library returned it (v2 totals include the reserved bytes). */
+export interface NvmlMemory {
+  call: "nvmlDeviceGetMemoryInfo_v2" | "nvmlDeviceGetMemoryInfo";
+  totalBytes: number;
+  /** v2 only: what the driver and firmware reserve; null from the v1 call. */
+  reservedBytes: number | null;
+  freeBytes: number;
+  usedBytes: number;
+}
+
+/** A process with a compute context on a device. */
+export interface NvmlProcess {
+  pid: number;
+  /** null when NVML cannot tell (NVML_VALUE_NOT_AVAILABLE, e.g. another container's process). */
+  usedBytes: number | null;
+  gpuInstanceId: number | null;
+  computeInstanceId: number | null;
+}
+
+/** A GPU, or one MIG instance of a GPU, as NVML lists it (every GPU: NVML ignores CUDA_VISIBLE_DEVICES). */
+export interface NvmlDevice {
+  /** NVML index of the GPU (of the parent GPU for a MIG instance): not a CUDA ordinal. */
+  index: number;
+  /** The MIG slot for an instance; null for a GPU. */
+  migIndex: number | null;
+  /** `GPU-…` or `MIG-…`; null when it could not be read. */
+  uuid: string | null;
+  /** The GPU's UUID, for a MIG instance. */
+  parentUuid: string | null;
+  /** For a GPU: whether MIG is on; null when unknown (or for an instance). */
+  migEnabled: boolean | null;
+  /** null when the query failed or is not supported (an integrated GPU): see `errors`. */
+  memory: NvmlMemory | null;
+  /** null when unknown: unsupported, failed (see `errors`), or no process query in this NVML. */
+  processes: NvmlProcess[] | null;
+  /** Every NVML call that failed for this device, as `ERR_NVML_<NAME>` errors. */
+  errors: VramfitError[];
+}
+
+/** The byte layout of an NVML struct as compiled into the addon. */
+export interface NvmlStructLayout {
+  size: number;
+  offsets: Record<string, number>;
 }
 
 /**
@@ -68,11 +136,27 @@ export interface Addon {
   loadDriver(path: string): Promise<DriverInfo>;
   /** Every visible device. Rejects `ERR_NO_DEVICE` when there is none. */
   devices(): Promise<NativeDevice[]>;
-  /** Retains the primary context (once per device, for the process's life) and reads free/total. */
+  /**
+   * Retains the primary context (once per device, for the process's life) and reads free/total.
+   * Device calls run on one thread per device, so devices proceed concurrently and in order each.
+   */
   memGetInfo(ordinal: number): Promise<NativeMemInfo>;
   /**
    * Allocates each size in order with `cuMemAlloc_v2` (a size of 0 is skipped), optionally touches
    * them, reads free memory at the peak, frees everything. Probes on one device are serialized.
    */
   probe(ordinal: number, sizes: readonly number[], options: NativeProbeOptions): Promise<NativeProbeResult>;
+  /**
+   * `dlopen(path)`, binds NVML's functions, `nvmlInit_v2`. Once per process, like loadDriver.
+   * Rejects `ERR_NVML_NOT_FOUND`, `ERR_NVML_SYMBOL`, or `ERR_NVML_<NAME>` from nvmlInit_v2.
+   */
+  loadNvml(path: string): Promise<NvmlInfo>;
+  /** Every GPU and MIG instance NVML sees, with memory and processes. Creates no CUDA context. */
+  nvmlDevices(): Promise<NvmlDevice[]>;
+  /** The NVML struct layouts and the `nvmlMemory_v2` version word this addon was built with. */
+  nvmlAbi(): Record<"nvmlMemory_t" | "nvmlMemory_v2_t" | "nvmlProcessInfo_v1_t" | "nvmlProcessInfo_v2_t", NvmlStructLayout> & {
+    nvmlMemory_v2: number;
+  };
+  /** `flock(fd, LOCK_EX | LOCK_NB)`: true when locked, false when another open file holds it. Throws `ERR_LOCK`. */
+  tryLockFile(fd: number): boolean;
 }

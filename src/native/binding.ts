@@ -1,21 +1,26 @@
 // The only door to the native addon: finds it, loads the CUDA driver, remembers why either failed.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { VramfitError } from "../errors.js";
-import type { Addon, DriverInfo } from "./addonTypes.js";
+import type { Addon, DriverInfo, NvmlInfo } from "./addonTypes.js";
 
 /** The CUDA backend, or none with the reason (shown by `vramfit info` and analytic answers). */
 export type Backend =
   | { kind: "cuda"; addon: Addon; driver: DriverInfo }
   | { kind: "none"; reason: string; code: string };
 
+/** NVML, or none with the reason (vramfit then reads memory through CUDA, creating a context). */
+export type NvmlBackend = { kind: "nvml"; addon: Addon; info: NvmlInfo } | { kind: "none"; reason: string; code: string };
+
 export interface BackendOptions {
   /** An explicit path to `vramfit.node` (the escape hatch for bundlers and tests). */
   addonPath?: string;
   /** The driver library to dlopen; default `VRAMFIT_CUDA_LIBRARY`, else `libcuda.so.1`. */
   cudaLibrary?: string;
+  /** NVML to dlopen; default `VRAMFIT_NVML_LIBRARY`, else `libnvidia-ml.so.1`. */
+  nvmlLibrary?: string;
 }
 
 /** The package root: this file lives in src/native or dist/native. */
@@ -47,12 +52,27 @@ function loadAddon(explicitPath?: string): Addon | { reason: string } {
       tried.push(`${path} (${(error as Error).message.split("\n")[0]})`);
     }
   }
-  return {
-    reason: `native addon not found: tried ${tried.join("; ")}; run \`npm run build\` to build it`,
-  };
+  return { reason: `native addon not found: tried ${tried.join("; ")}; ${howToGetAddon()}` };
 }
 
+/**
+ * How to get an addon here: what the install hook (scripts/install.mjs) found and its fix, kept in
+ * build/vramfit-install.json; or, in a source checkout, the build command.
+ */
+function howToGetAddon(): string {
+  try {
+    const record = JSON.parse(readFileSync(join(packageRoot, "build", "vramfit-install.json"), "utf8")) as { build?: string; fix?: string };
+    if (record.build && record.fix) return `building it from source at install failed (${record.build}); ${record.fix}`;
+  } catch {
+    // no record: installed with --ignore-scripts, or a checkout
+  }
+  if (existsSync(join(packageRoot, "src", "index.ts"))) return "run `npm run build:native` to build it";
+  return "run `npm rebuild vramfit` to build it from source (it says what is missing)";
+}
+
+let addonOnce: ReturnType<typeof loadAddon> | undefined;
 let backend: Promise<Backend> | undefined;
+let nvml: Promise<NvmlBackend> | undefined;
 
 /**
  * Loads the addon and the CUDA driver once per process. Never throws: when either is missing
@@ -60,7 +80,7 @@ let backend: Promise<Backend> | undefined;
  */
 export function openBackend(options: BackendOptions = {}): Promise<Backend> {
   backend ??= (async (): Promise<Backend> => {
-    const addon = loadAddon(options.addonPath);
+    const addon = (addonOnce ??= loadAddon(options.addonPath));
     if ("reason" in addon) return { kind: "none", reason: addon.reason, code: "ERR_ADDON_NOT_FOUND" };
     const library = options.cudaLibrary ?? process.env.VRAMFIT_CUDA_LIBRARY ?? "libcuda.so.1";
     try {
@@ -71,4 +91,23 @@ export function openBackend(options: BackendOptions = {}): Promise<Backend> {
     }
   })();
   return backend;
+}
+
+/**
+ * Loads NVML once per process, on first use (nvmlInit can take a while on a many-GPU machine, so
+ * only the commands that want it pay). Never throws: without it vramfit reads memory through CUDA.
+ */
+export function openNvml(options: BackendOptions = {}): Promise<NvmlBackend> {
+  nvml ??= (async (): Promise<NvmlBackend> => {
+    const addon = (addonOnce ??= loadAddon(options.addonPath));
+    if ("reason" in addon) return { kind: "none", reason: addon.reason, code: "ERR_ADDON_NOT_FOUND" };
+    const library = options.nvmlLibrary ?? process.env.VRAMFIT_NVML_LIBRARY ?? "libnvidia-ml.so.1";
+    try {
+      return { kind: "nvml", addon, info: await addon.loadNvml(library) };
+    } catch (error) {
+      if (!(error instanceof VramfitError)) throw error;
+      return { kind: "none", reason: error.message, code: error.code };
+    }
+  })();
+  return nvml;
 }

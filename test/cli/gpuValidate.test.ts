@@ -1,13 +1,24 @@
 // scripts/gpu-validate.mjs runs with only Node and the build outputs; here against the simulator.
 import { spawnSync } from "node:child_process";
-import { resolve } from "node:path";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { root, simulatedGpus } from "./runCli.js";
+import { nvmlSimulator, root, simulatedGpus } from "./runCli.js";
 
 describe("scripts/gpu-validate.mjs", () => {
   it("passes every check on a simulated H100 and reports the figures", () => {
     const run = spawnSync(process.execPath, [resolve(root, "scripts", "gpu-validate.mjs")], {
-      env: { PATH: "/nonexistent", ...simulatedGpus("NVIDIA H100 80GB HBM3:85520809984:3221225472") },
+      env: {
+        PATH: "/nonexistent",
+        ...simulatedGpus("NVIDIA H100 80GB HBM3:85520809984:3221225472", {
+          // NVML, and one device for the CLI processes it starts: their probes are seen, and a
+          // touched probe lasts 100 ms, long enough for SIGINT to land inside one.
+          VRAMFIT_NVML_LIBRARY: nvmlSimulator,
+          CUDASIM_STATE: join(mkdtempSync(join(tmpdir(), "vramfit-validate-")), "ledger"),
+          CUDASIM_SYNC_DELAY_MS: "100",
+        }),
+      },
       encoding: "utf8",
     });
     expect(run.status, run.stderr).toBe(0);
@@ -21,6 +32,13 @@ describe("scripts/gpu-validate.mjs", () => {
     // 1e9 fp32 + SGD: 2 × 1,908 pages = 8,002,732,032 B; (82,299,584,512 − that) / 512 MiB = 138.4.
     // One probe: batch 139 is over the budget, so it is refused without touching the device.
     expect(report.checks.batchSearch).toMatchObject({ pass: true, batchSize: 138, predictedBatchSize: 138, probes: 1 });
+    // Through NVML and the CLI.
+    expect(report.checks.nvmlMatchesNvidiaSmi.pass).toBeNull(); // no nvidia-smi to compare with
+    expect(report.checks.infoCreatesNoContext).toMatchObject({ pass: true, memorySource: "nvml" });
+    expect(report.checks.sigintDuringProbe).toMatchObject({ pass: true, status: 130, signalLandedMidProbe: true });
+    expect(report.checks.sigintDuringProbe.usedAfterBytes).toBe(report.checks.sigintDuringProbe.usedBeforeBytes);
+    expect(report.checks.concurrentProcesses).toMatchObject({ pass: true, alone: 138, together: [138, 138, 138, 138] });
+    expect(report.checks.concurrentProcesses.waited).toBeGreaterThanOrEqual(1);
     for (const key of ["driverLoad", "contextCreationAndFirstMemGetInfo", "memGetInfoMedian", "probe1GiBTouchedMedian"]) {
       expect(report.timingsMs[key]).toBeGreaterThan(0);
     }

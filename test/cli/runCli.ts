@@ -1,9 +1,19 @@
 // Spawns the built CLI (bin/vramfit.js → dist/) the way a job script would, with a chosen driver.
-import { spawn } from "node:child_process";
-import { resolve } from "node:path";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Readable } from "node:stream";
 
 export const root = resolve(import.meta.dirname, "..", "..");
 export const simulator = resolve(root, "build", "Release", "libcudasim.so");
+export const nvmlSimulator = resolve(root, "build", "Release", "libnvmlsim.so");
+/**
+ * Each test file is its own machine, but simulated GPUs of the same name and position have the
+ * same UUID: a lock directory per file keeps files running in parallel from waiting on each
+ * other's device locks.
+ */
+export const lockDir = mkdtempSync(join(tmpdir(), "vramfit-locks-"));
 
 export interface CliRun {
   status: number | null;
@@ -13,11 +23,28 @@ export interface CliRun {
 
 /** The environment of a machine with these simulated GPUs (`name:total[:used]`, `;`-separated). */
 export function simulatedGpus(devices: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { VRAMFIT_CUDA_LIBRARY: simulator, CUDASIM_DEVICES: devices, ...extra };
+  return { VRAMFIT_CUDA_LIBRARY: simulator, CUDASIM_DEVICES: devices, VRAMFIT_LOCK_DIR: lockDir, ...extra };
 }
 
 /** A machine with no driver at all. */
 export const NO_DRIVER = { VRAMFIT_CUDA_LIBRARY: "/nonexistent/libcuda.so.1" };
+
+/** Starts the CLI and leaves it running (to signal it, or to run several at once); `finished` settles at exit. */
+export function startCli(args: readonly string[], env: Record<string, string> = NO_DRIVER): { child: ChildProcessByStdio<null, Readable, Readable>; finished: Promise<CliRun & { signal: NodeJS.Signals | null }> } {
+  const child = spawn(process.execPath, [resolve(root, "bin", "vramfit.js"), ...args], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const finished = new Promise<CliRun & { signal: NodeJS.Signals | null }>((done, fail) => {
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", fail);
+    child.on("close", (status, signal) => done({ status, stdout, stderr, signal }));
+  });
+  return { child, finished };
+}
 
 export function runCli(args: readonly string[], env: Record<string, string> = NO_DRIVER): Promise<CliRun> {
   return new Promise((done, fail) => {

@@ -49,6 +49,16 @@ describe("loadDriver failures", () => {
     expect(error).toMatchObject({ code: "ERR_CUDA_INVALID_VALUE", cudaCode: 1, call: "cuInit" });
   });
 
+  it.each(["cuDriverGetVersion", "cuDeviceGetCount"])("%s failing after cuInit is ERR_CUDA_<NAME> naming it; the load can be retried", async (call) => {
+    configureSimulator(oneDevice);
+    const error = await withFault(`${call}:999`, () => rejection(addon.loadDriver(simulatorPath)));
+    expect({ code: error.code, call: error.call, message: error.message }).toEqual({
+      code: "ERR_CUDA_UNKNOWN",
+      call,
+      message: `${call} failed: unknown error (CUDA_ERROR_UNKNOWN = 999)`,
+    });
+  });
+
   it("any other cuInit failure is ERR_CUDA_<NAME>", async () => {
     configureSimulator(oneDevice);
     const error = await withFault("cuInit:803", () => rejection(addon.loadDriver(simulatorPath)));

@@ -1,0 +1,60 @@
+// Running a task on its device's thread and settling its promise on the JS thread.
+#include "device_task.h"
+
+#include <exception>
+
+#include "driver.h"
+
+namespace vramfit {
+
+DeviceTask::DeviceTask(Napi::Env env, const char* name)
+    : deferred_(Napi::Promise::Deferred::New(env)), name_(name) {}
+
+Napi::Promise DeviceTask::Start(int ordinal) {
+  Driver& driver = Driver::Get();
+  driver.CheckOrdinal(ordinal);
+  Napi::Env env = deferred_.Env();
+  // The thread-safe function keeps the event loop alive until the task has settled: a process
+  // cannot run out of work (and exit) while a probe still holds device memory.
+  settle_ = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}),
+                                          name_, 0, 1);
+  Napi::Promise promise = deferred_.Promise();
+  driver.threads().Post(ordinal, [this] { Execute(); });
+  return promise;
+}
+
+void DeviceTask::Execute() {
+  try {
+    Run();
+  } catch (const NativeError& error) {
+    error_.emplace(error);
+  } catch (const std::exception& error) {
+    failure_ = error.what();
+  }
+  Napi::ThreadSafeFunction settle = settle_;  // the task may be deleted on the JS thread from here on
+  napi_status status = settle.BlockingCall(this, [](Napi::Env env, Napi::Function, DeviceTask* task) {
+    Settle(env, task);
+  });
+  settle.Release();
+  // The environment is gone (napi_closing): nobody is waiting for this promise any more.
+  if (status != napi_ok) delete this;
+}
+
+void DeviceTask::Settle(Napi::Env env, DeviceTask* task) {
+  Napi::HandleScope scope(env);
+  try {
+    if (task->error_) {
+      task->deferred_.Reject(ToJsError(env, *task->error_));
+    } else if (task->failure_) {
+      task->deferred_.Reject(Napi::Error::New(env, *task->failure_).Value());
+    } else {
+      task->deferred_.Resolve(task->Result(env));
+    }
+  } catch (const Napi::Error& error) {
+    task->deferred_.Reject(error.Value());
+  }
+  task->ReleaseJs(env);
+  delete task;
+}
+
+}  // namespace vramfit

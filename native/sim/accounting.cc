@@ -1,0 +1,195 @@
+// The ledger's two homes: process memory, or a flock-protected file shared between processes.
+//
+// A process that dies holding memory keeps it in a shared file (the real driver would reclaim it):
+// that is what lets a test see what a killed vramfit left behind.
+#include "accounting.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <mutex>
+
+namespace cudasim {
+namespace {
+
+constexpr uint64_t kMagic = 0x31455441544d4953ull;  // "SIMSTATE1" of sorts
+constexpr int kSlots = 64;
+
+struct Image {
+  uint64_t magic;
+  uint64_t identity;
+  struct Slot {
+    int32_t pid;  // 0: free
+    uint32_t padding;
+    uint64_t bytes[kMaxPools];
+  } slots[kSlots];
+};
+
+class Ledger : public Accounting {
+ public:
+  Ledger(uint64_t identity, std::string path, int fd) : identity_(identity), path_(std::move(path)), fd_(fd) {
+    std::memset(&image_, 0, sizeof image_);
+    image_.magic = kMagic;
+    image_.identity = identity;
+  }
+
+  bool Check(std::string& error) {
+    bool ok = true;
+    Transact([&](Image& image) {
+      if (image.magic != kMagic || image.identity != identity_) {
+        error = "CUDASIM_STATE " + path_ + " was made for another simulated machine (CUDASIM_DEVICES, " +
+                "CUDASIM_GRANULARITY or CUDASIM_CONTEXT_BYTES differ); use a new file";
+        ok = false;
+      }
+      return false;
+    });
+    return ok;
+  }
+
+  uint64_t identity() const { return identity_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  // Runs `change` on the current image; writes it back when `change` returns true.
+  void Transact(const std::function<bool(Image&)>& change) {
+    std::lock_guard<std::mutex> lock(mutex_);  // flock does not exclude this process's own threads
+    if (fd_ < 0) {
+      change(image_);
+      return;
+    }
+    while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+    Image image;
+    ssize_t got = pread(fd_, &image, sizeof image, 0);
+    if (got == 0) {
+      std::memset(&image, 0, sizeof image);  // a new file: this process lays it out
+      image.magic = kMagic;
+      image.identity = identity_;
+      if (pwrite(fd_, &image, sizeof image, 0) != static_cast<ssize_t>(sizeof image)) Fail("write");
+    } else if (got != static_cast<ssize_t>(sizeof image)) {
+      std::memset(&image, 0, sizeof image);  // too short: Check reports it as another machine's
+    }
+    if (change(image) && pwrite(fd_, &image, sizeof image, 0) != static_cast<ssize_t>(sizeof image)) Fail("write");
+    flock(fd_, LOCK_UN);
+  }
+
+  void Fail(const char* what) {
+    std::fprintf(stderr, "cudasim: cannot %s CUDASIM_STATE %s: %s\n", what, path_.c_str(), std::strerror(errno));
+  }
+
+  static Image::Slot* SlotOf(Image& image, bool create) {
+    int pid = static_cast<int>(getpid());
+    for (Image::Slot& slot : image.slots) {
+      if (slot.pid == pid) return &slot;
+    }
+    if (!create) return nullptr;
+    for (Image::Slot& slot : image.slots) {
+      if (slot.pid == 0) {
+        std::memset(&slot, 0, sizeof slot);
+        slot.pid = pid;
+        return &slot;
+      }
+    }
+    return nullptr;
+  }
+
+  static uint64_t Sum(const Image& image, int pool) {
+    uint64_t total = 0;
+    for (const Image::Slot& slot : image.slots) total += slot.pid != 0 ? slot.bytes[pool] : 0;
+    return total;
+  }
+
+ public:
+  bool Charge(int pool, uint64_t bytes, uint64_t capacity) override {
+    bool charged = false;
+    Transact([&](Image& image) {
+      uint64_t used = Sum(image, pool);
+      if (used > capacity || bytes > capacity - used) return false;
+      Image::Slot* slot = SlotOf(image, true);
+      if (slot == nullptr) return false;  // 64 processes hold memory already: out of memory
+      slot->bytes[pool] += bytes;
+      charged = true;
+      return true;
+    });
+    return charged;
+  }
+
+  void Uncharge(int pool, uint64_t bytes) override {
+    Transact([&](Image& image) {
+      Image::Slot* slot = SlotOf(image, false);
+      if (slot == nullptr) return false;
+      slot->bytes[pool] -= bytes < slot->bytes[pool] ? bytes : slot->bytes[pool];
+      bool empty = true;
+      for (uint64_t held : slot->bytes) empty = empty && held == 0;
+      if (empty) slot->pid = 0;  // a process holding nothing is not listed
+      return true;
+    });
+  }
+
+  uint64_t Charged(int pool) override {
+    uint64_t total = 0;
+    Transact([&](Image& image) {
+      total = Sum(image, pool);
+      return false;
+    });
+    return total;
+  }
+
+  std::vector<Holder> Holders(int pool) override {
+    std::vector<Holder> holders;
+    Transact([&](Image& image) {
+      for (const Image::Slot& slot : image.slots) {
+        if (slot.pid != 0 && slot.bytes[pool] > 0) holders.push_back({slot.pid, slot.bytes[pool]});
+      }
+      return false;
+    });
+    return holders;
+  }
+
+ private:
+  uint64_t identity_;
+  std::string path_;
+  int fd_;  // -1: in memory
+  std::mutex mutex_;
+  Image image_;  // the in-memory ledger
+};
+
+// Never destroyed: a driver call on a worker thread may outlive static destruction at exit.
+std::mutex& gOpenMutex = *new std::mutex;
+Ledger* gLedger = nullptr;
+
+}  // namespace
+
+Accounting* Accounting::Open(const Machine& machine, std::string& error) {
+  std::lock_guard<std::mutex> lock(gOpenMutex);
+  const std::string& path = machine.config.statePath;
+  if (gLedger != nullptr) {
+    if (gLedger->identity() == machine.identity && gLedger->path() == path) return gLedger;
+    error = "the simulated driver and NVML of one process must see one machine: CUDASIM_* changed between their "
+            "initializations";
+    return nullptr;
+  }
+  int fd = -1;
+  if (!path.empty()) {
+    fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+      error = "CUDASIM_STATE " + path + ": " + std::strerror(errno);
+      return nullptr;
+    }
+  }
+  auto* ledger = new Ledger(machine.identity, path, fd);
+  if (!ledger->Check(error)) {
+    if (fd >= 0) close(fd);
+    delete ledger;
+    return nullptr;
+  }
+  gLedger = ledger;  // for the process's life
+  return gLedger;
+}
+
+}  // namespace cudasim

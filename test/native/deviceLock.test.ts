@@ -1,0 +1,106 @@
+// The per-device lock: flock on a file named after the device's UUID, with a bounded wait.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { chmodSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+import { lockDevice, lockPath } from "../../src/devices/deviceLock.js";
+import { VramfitError } from "../../src/errors.js";
+import { addonPath, loadAddon, temporaryPath } from "./simulator.js";
+
+const addon = loadAddon();
+const device = { ordinal: 0, uuid: "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6" };
+
+function lockDir(): string {
+  const dir = dirname(temporaryPath("x"));
+  return dir;
+}
+
+describe("lockDevice", () => {
+  it("names the file after the UUID's hex digits, so GPU- and MIG- spellings of one device agree", () => {
+    expect(lockPath(device.uuid, "/run/lock")).toBe("/run/lock/vramfit-8932f937d72c4106c12f20bd9faed9f6.lock");
+    expect(lockPath("MIG-8932F937-D72C-4106-C12F-20BD9FAED9F6", "/run/lock")).toBe(lockPath(device.uuid, "/run/lock"));
+  });
+
+  it("holds the device until released, recording the holder's pid", async () => {
+    const directory = lockDir();
+    const first = await lockDevice(addon, device, { directory });
+    expect(readFileSync(lockPath(device.uuid, directory), "utf8")).toBe(`${process.pid}\n`);
+    const waits: (number | undefined)[] = [];
+    const second = lockDevice(addon, device, { directory, timeoutMs: 2000, onWait: (pid) => waits.push(pid) });
+    setTimeout(() => first.release(), 150);
+    const lock = await second;
+    expect(waits).toEqual([process.pid]); // told once that it waits, and for whom
+    expect(lock.waitedMs).toBeGreaterThanOrEqual(140);
+    lock.release();
+    lock.release(); // twice is harmless
+  });
+
+  it("gives up after the timeout with ERR_DEVICE_BUSY naming the device and the holder", async () => {
+    const directory = lockDir();
+    const held = await lockDevice(addon, device, { directory });
+    const started = performance.now();
+    const error = await lockDevice(addon, device, { directory, timeoutMs: 200 }).catch((e: unknown) => e);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(195);
+    expect(error).toBeInstanceOf(VramfitError);
+    expect((error as VramfitError).code).toBe("ERR_DEVICE_BUSY");
+    expect((error as VramfitError).message).toBe(
+      `device 0 (${device.uuid}) is being probed by another vramfit process (pid ${process.pid}); gave up after 0.2 s (--lock-timeout)`,
+    );
+    const immediate = await lockDevice(addon, device, { directory, timeoutMs: 0 }).catch((e: unknown) => e);
+    expect((immediate as VramfitError).code).toBe("ERR_DEVICE_BUSY");
+    held.release();
+  });
+
+  it("stops waiting when its signal aborts", async () => {
+    const directory = lockDir();
+    const held = await lockDevice(addon, device, { directory });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("interrupted")), 50);
+    await expect(lockDevice(addon, device, { directory, signal: controller.signal })).rejects.toThrow("interrupted");
+    held.release();
+  });
+
+  it("never follows a symlink (a hostile one in a shared /tmp), and goes ahead unlocked saying why", async () => {
+    const directory = lockDir();
+    const target = temporaryPath("target");
+    writeFileSync(target, "precious\n");
+    symlinkSync(target, lockPath(device.uuid, directory));
+    const reasons: string[] = [];
+    const lock = await lockDevice(addon, device, { directory, onUnlocked: (reason) => reasons.push(reason) });
+    lock.release();
+    expect(reasons[0]).toMatch(/^cannot open the lock file .*vramfit-8932f937d72c4106c12f20bd9faed9f6\.lock: ELOOP/);
+    expect(readFileSync(target, "utf8")).toBe("precious\n");
+  });
+
+  it("another user's lock file (read-only to us, in a sticky shared directory) still locks: flock needs no write access", async () => {
+    // The file belongs to this process's user, mode 0644, in a world-writable sticky directory
+    // like /tmp; the locker is someone else: `nobody` when this runs as root, else this user on a
+    // file made read-only.
+    const directory = mkdtempSync(join(tmpdir(), "vramfit-sticky-"));
+    chmodSync(directory, 0o1777);
+    const file = lockPath(device.uuid, directory);
+    writeFileSync(file, "");
+    chmodSync(file, 0o644);
+    if (process.getuid?.() !== 0) chmodSync(file, 0o444);
+    const script = `
+      import { createRequire } from "node:module";
+      import { lockDevice } from ${JSON.stringify(new URL("../../dist/devices/deviceLock.js", import.meta.url).href)};
+      const addon = createRequire(import.meta.url)(${JSON.stringify(addonPath)});
+      const lock = await lockDevice(addon, ${JSON.stringify(device)}, { directory: ${JSON.stringify(directory)}, onUnlocked: (r) => console.log("unlocked: " + r) });
+      console.log("locked");
+      process.stdin.once("data", () => { lock.release(); process.exit(0); });
+    `;
+    const asOther = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { ...asOther, stdio: ["pipe", "pipe", "inherit"] });
+    const [line] = (await once(child.stdout!, "data")) as [Buffer];
+    expect(line.toString().trim()).toBe("locked");
+    const busy = await lockDevice(addon, device, { directory, timeoutMs: 0 }).catch((e: VramfitError) => e.code);
+    expect(busy).toBe("ERR_DEVICE_BUSY");
+    child.stdin!.write("done\n");
+    await once(child, "exit");
+    (await lockDevice(addon, device, { directory, timeoutMs: 0 })).release();
+  });
+});
