@@ -2,14 +2,16 @@
 import { GPU_CATALOG } from "../devices/catalog.js";
 import { ExitStatus } from "../errors.js";
 import { formatBytes } from "../units.js";
+import { gpusFitCommand, wantsFit, type GpusFitOptions } from "./gpusFitCommand.js";
 import { writeJson, type Io } from "./io.js";
 import { renderTable } from "./table.js";
 
-export interface GpusOptions {
+export interface GpusOptions extends GpusFitOptions {
   json?: boolean;
 }
 
 export async function gpusCommand(options: GpusOptions, io: Io): Promise<number> {
+  if (wantsFit(options)) return gpusFitCommand(options, io);
   const gpus = [...GPU_CATALOG].sort((a, b) => a.totalBytes - b.totalBytes);
   if (options.json) {
     writeJson(io, gpus);

@@ -1,8 +1,11 @@
 // Turns a workload and a run setup into the MemoryPlan that both evaluators use.
 import { bytesPerParameter, shardBytes, zeroShards } from "./bytesPerParameter.js";
 import { cnnPlan } from "./cnnPlan.js";
+import { invalidArgument } from "../errors.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
-import { resolveSetup, type ResolvedSetup, type RunSetup } from "./setup.js";
+import { hostStateTensors } from "./modelStates.js";
+import { offloads } from "./offload.js";
+import { checkOffload, resolveSetup, type ResolvedSetup, type RunSetup } from "./setup.js";
 import { transformerPlan } from "./transformerPlan.js";
 import type { AffineWorkload, Workload } from "../workload/workload.js";
 
@@ -11,6 +14,7 @@ import type { AffineWorkload, Workload } from "../workload/workload.js";
  * not apply to the workload (`--seq` for a CNN, `--tp` not dividing the heads, …).
  */
 export function buildPlan(workload: Workload, setup: RunSetup): MemoryPlan {
+  checkOffload(setup);
   const resolved = resolveSetup(setup);
   switch (workload.kind) {
     case "affine":
@@ -24,11 +28,15 @@ export function buildPlan(workload: Workload, setup: RunSetup): MemoryPlan {
 
 /**
  * Weights (and, when training, gradients and optimizer states, partitioned by ZeRO) plus the
- * user's affine bytes. A raw workload has no layers, so tensor parallelism does not apply.
+ * user's affine bytes. A raw workload has no layers, so tensor parallelism does not apply, and
+ * offloading moves whole states (no layer is gathered or bucketed: DeepSpeed's estimators' figures).
  */
 function affinePlan(workload: AffineWorkload, setup: ResolvedSetup): MemoryPlan {
-  const perParameter = bytesPerParameter(setup.precision, setup.optimizer);
   const n = workload.parameterCount;
+  if (offloads(setup.offload).params) {
+    throw invalidArgument("--offload", setup.offload, "optimizer (or none) for a raw workload: parameter offload streams layers, and --params has none");
+  }
+  const perParameter = bytesPerParameter(setup.precision, setup.optimizer);
   const shards = zeroShards(setup.mode === "train" ? setup.zeroStage : 0, setup.gpus);
   const fixed = (name: string, category: PlannedTensor["category"], bytes: number): PlannedTensor => ({
     name,
@@ -37,17 +45,21 @@ function affinePlan(workload: AffineWorkload, setup: ResolvedSetup): MemoryPlan 
     perSampleBytes: 0,
   });
   const tensors: PlannedTensor[] = [fixed("parameters", "parameters", shardBytes(n * perParameter.parameters, shards.parameters))];
-  if (setup.mode === "train") {
+  const offloaded = setup.mode === "train" && offloads(setup.offload).optimizer;
+  if (setup.mode === "train" && !offloaded) {
     tensors.push(fixed("gradients", "gradients", shardBytes(n * perParameter.gradients, shards.gradients)));
     tensors.push(fixed("optimizer states", "optimizerStates", shardBytes(n * perParameter.optimizerStates, shards.optimizerStates)));
   }
   tensors.push({ name: "per-sample", category: "activations", fixedBytes: 0, perSampleBytes: workload.perSampleBytes });
   tensors.push(fixed("fixed", "workspace", workload.fixedBytes));
+  const host = hostStateTensors([{ name: "model", count: n, tensorParallelCount: 0 }], setup);
   const training = setup.mode === "train" ? `, ${setup.optimizer}` : ", inference";
   const zero = setup.mode === "train" && setup.zeroStage > 0 ? `, ZeRO-${setup.zeroStage} over ${setup.gpus} GPUs` : "";
+  const offload = setup.offload !== "none" ? `, offload ${setup.offload}` : "";
   return {
-    description: `${n} parameters, ${setup.precision}${training}${zero}`,
+    description: `${n} parameters, ${setup.precision}${training}${zero}${offload}`,
     parameterCount: n,
     tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0),
+    ...(host !== undefined && { host }),
   };
 }

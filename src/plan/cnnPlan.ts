@@ -4,7 +4,7 @@ import { CnnShapeError, traceCnn, type CnnTrace, type SavedKind } from "../workl
 import type { CnnWorkload } from "../workload/workload.js";
 import { weightBytes } from "./bytesPerParameter.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
-import { modelStateTensors } from "./modelStates.js";
+import { hostStateTensors, modelStateTensors } from "./modelStates.js";
 import { describeSetup, type ResolvedSetup } from "./setup.js";
 
 /** Bytes of one saved element: activations in the run's dtype, int64 indices, bool masks, fp32 loss. */
@@ -51,10 +51,9 @@ export function cnnPlan(workload: CnnWorkload, setup: ResolvedSetup): MemoryPlan
     throw invalidArgument("--image", imageSize, `${network.imageSize} for ${workload.name} (its classifier's input size is fixed by the image size; add an adaptiveavgpool layer to accept others)`);
   }
   const e = weightBytes(setup.precision);
-  const tensors: PlannedTensor[] = modelStateTensors(
-    reference.parameterGroups.map((g) => ({ ...g, tensorParallelCount: 0 })),
-    setup,
-  );
+  const groups = reference.parameterGroups.map((g) => ({ ...g, tensorParallelCount: 0 }));
+  const host = hostStateTensors(groups, setup);
+  const tensors: PlannedTensor[] = modelStateTensors(groups, setup);
   const perSample = (name: string, category: PlannedTensor["category"], bytes: number): PlannedTensor => ({ name, category, fixedBytes: 0, perSampleBytes: bytes });
 
   if (setup.mode === "train") {
@@ -93,5 +92,6 @@ export function cnnPlan(workload: CnnWorkload, setup: ResolvedSetup): MemoryPlan
     description: `${workload.name}: ${reference.parameterCount} parameters; ${describeSetup({ ...setup, image: imageSize }, { transformer: false })}`,
     parameterCount: reference.parameterCount,
     tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0),
+    ...(host !== undefined && { host }),
   };
 }

@@ -25,7 +25,30 @@ export interface MemoryPlan {
   description: string;
   /** Parameters in the model (after sharding is *not* applied: the whole model). */
   parameterCount: number;
+  /** Device memory: what a probe allocates. */
   tensors: PlannedTensor[];
+  /** Host memory of offloaded model states (`--offload`); absent when nothing is offloaded. */
+  host?: HostPlan;
+}
+
+/** Offloaded states in host memory: one rank's tensors (fixed bytes), and how many ranks share the host. */
+export interface HostPlan {
+  tensors: PlannedTensor[];
+  /** Ranks (GPUs) whose offloaded states share this host's memory. */
+  ranks: number;
+}
+
+/** Host bytes the plan needs on one node: every sharing rank's offloaded states (0 without offload). */
+export function hostBytes(plan: MemoryPlan): number {
+  if (plan.host === undefined) return 0;
+  return plan.host.ranks * plan.host.tensors.reduce((sum, t) => sum + t.fixedBytes, 0);
+}
+
+/** Host bytes per category on one node (every category present, 0 where nothing is offloaded). */
+export function hostBytesByCategory(plan: MemoryPlan): Record<Category, number> {
+  const totals = Object.fromEntries(CATEGORIES.map((c) => [c, 0])) as Record<Category, number>;
+  for (const t of plan.host?.tensors ?? []) totals[t.category] += t.fixedBytes * (plan.host?.ranks ?? 0);
+  return totals;
 }
 
 /** Bytes of one tensor at a batch size. */

@@ -1,7 +1,8 @@
-// Weights, gradients and optimizer states as planned tensors, after tensor parallelism and ZeRO.
+// Weights, gradients and optimizer states as planned tensors, after tensor parallelism, ZeRO and offloading.
 import { optimizerStates, shardBytes, weightBytes, zeroShards } from "./bytesPerParameter.js";
-import type { PlannedTensor } from "./memoryPlan.js";
-import type { ResolvedSetup } from "./setup.js";
+import type { HostPlan, PlannedTensor } from "./memoryPlan.js";
+import { hostOptimizerStates, offloads } from "./offload.js";
+import { ranksPerHost, type ResolvedSetup } from "./setup.js";
 
 /** A group of parameters allocated together (a layer, a block, the embeddings). */
 export interface StateGroup {
@@ -16,32 +17,74 @@ export function parametersPerRank(group: StateGroup, tp: number): number {
   return group.count - group.tensorParallelCount + Math.ceil(group.tensorParallelCount / tp);
 }
 
+function fixed(name: string, category: PlannedTensor["category"], bytes: number): PlannedTensor {
+  return { name, category, fixedBytes: bytes, perSampleBytes: 0 };
+}
+
+function shardsOf(setup: ResolvedSetup): ReturnType<typeof zeroShards> {
+  return setup.mode === "train" ? zeroShards(setup.zeroStage, setup.gpus) : { parameters: 1, gradients: 1, optimizerStates: 1 };
+}
+
 /**
  * One tensor per group and kind: `<group>.weights`, and when training `<group>.grads` and
  * `<group>.optimizer.<state>` (torch.optim allocates each state per parameter tensor). ZeRO
- * partitions each over `gpus` ranks by stage; stage 3 also needs the largest group's weights
- * gathered while it runs (`zero3.gathered_weights`).
+ * partitions each over `gpus` ranks by stage. What `--offload` moves to the host is left out
+ * here (hostStateTensors has it). Working buffers of a layered model:
+ * - `zero3.gathered_weights` (stage 3) / `offload.gathered_weights` (inference with offloaded
+ *   parameters): the largest group's weights, gathered while it runs;
+ * - `gradient_bucket`: when gradients are partitioned (stage ≥ 2) or offloaded, the largest
+ *   group's full gradients exist on the GPU before they are reduce-scattered or copied out.
+ * With both, ZeRO-3 holds DeepSpeed's `largest_layer_memory = 4 × largest_layer_params`.
  */
 export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup): PlannedTensor[] {
-  const fixed = (name: string, category: PlannedTensor["category"], bytes: number): PlannedTensor => ({ name, category, fixedBytes: bytes, perSampleBytes: 0 });
   const weight = weightBytes(setup.precision);
   const training = setup.mode === "train";
-  const shards = training ? zeroShards(setup.zeroStage, setup.gpus) : { parameters: 1, gradients: 1, optimizerStates: 1 };
+  const offload = offloads(setup.offload);
+  const shards = shardsOf(setup);
   const states = training ? optimizerStates(setup.precision, setup.optimizer) : [];
   const tensors: PlannedTensor[] = [];
-  let largestGroupBytes = 0;
+  let largestGroup = 0;
   for (const group of groups) {
     const n = parametersPerRank(group, setup.tp);
-    largestGroupBytes = Math.max(largestGroupBytes, n * weight);
-    tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(n * weight, shards.parameters)));
-    if (!training) continue;
+    largestGroup = Math.max(largestGroup, n);
+    if (!offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(n * weight, shards.parameters)));
+    if (!training || offload.optimizer) continue;
     tensors.push(fixed(`${group.name}.grads`, "gradients", shardBytes(n * weight, shards.gradients)));
     for (const state of states) {
       tensors.push(fixed(`${group.name}.optimizer.${state.name}`, "optimizerStates", shardBytes(n * state.bytesPerParameter, shards.optimizerStates)));
     }
   }
-  if (training && shards.parameters > 1 && groups.length > 1) {
-    tensors.push(fixed("zero3.gathered_weights", "workspace", largestGroupBytes));
+  if (groups.length > 1) {
+    if (shards.parameters > 1 || offload.params) {
+      tensors.push(fixed(training ? "zero3.gathered_weights" : "offload.gathered_weights", "workspace", largestGroup * weight));
+    }
+    if (training && (shards.gradients > 1 || offload.optimizer)) {
+      tensors.push(fixed("gradient_bucket", "gradients", largestGroup * weight));
+    }
   }
   return tensors;
+}
+
+/**
+ * The host side of `--offload`, one rank's share (src/plan/offload.ts): under optimizer offload
+ * each group's gradients, optimizer states and master weights (`hostOptimizerStates`), partitioned
+ * by ZeRO like the optimizer states; under parameter offload each group's weights, partitioned as
+ * on the GPU (stage 3; whole for inference). Undefined when nothing is offloaded.
+ */
+export function hostStateTensors(groups: StateGroup[], setup: ResolvedSetup): HostPlan | undefined {
+  const offload = offloads(setup.offload);
+  const training = setup.mode === "train";
+  if (!offload.params && !(offload.optimizer && training)) return undefined;
+  const shards = shardsOf(setup);
+  const weight = weightBytes(setup.precision);
+  const states = offload.optimizer && training ? hostOptimizerStates(setup.precision, setup.optimizer) : [];
+  const tensors: PlannedTensor[] = [];
+  for (const group of groups) {
+    const n = parametersPerRank(group, setup.tp);
+    if (offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(n * weight, shards.parameters)));
+    for (const state of states) {
+      tensors.push(fixed(`${group.name}.${state.category === "gradients" ? "" : "optimizer."}${state.name}`, state.category, shardBytes(n * state.bytesPerParameter, shards.optimizerStates)));
+    }
+  }
+  return { tensors: tensors.filter((t) => t.fixedBytes > 0), ranks: ranksPerHost(setup) };
 }

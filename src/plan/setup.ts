@@ -2,6 +2,7 @@
 import { parseCount } from "../count.js";
 import { invalidArgument } from "../errors.js";
 import { OPTIMIZERS, PRECISIONS, ZERO_STAGES, type Optimizer, type Precision, type ZeroStage } from "./bytesPerParameter.js";
+import { OFFLOAD_KINDS, offloads, type Offload } from "./offload.js";
 
 export const MODES = ["train", "infer"] as const;
 export type Mode = (typeof MODES)[number];
@@ -36,6 +37,10 @@ export interface RunSetup {
   sequenceParallel?: boolean;
   /** Inference: tokens generated after the `seq` prompt tokens (the KV cache holds both); unset: 0. */
   generatedTokens?: number;
+  /** Model states kept in host memory (ZeRO-Offload / ZeRO-Infinity, src/plan/offload.ts); unset: none. */
+  offload?: Offload;
+  /** GPUs (ranks) sharing one host's memory; unset: every GPU of the job (--gpus × --tp), one node. */
+  gpusPerNode?: number;
 }
 
 /** The common case, printed by the CLI so the user sees what was assumed. */
@@ -50,10 +55,11 @@ export const SETUP_DEFAULTS = {
   tp: 1,
   sequenceParallel: false,
   generatedTokens: 0,
+  offload: "none",
 } as const satisfies Partial<RunSetup>;
 
-/** A RunSetup with every optional field but seq/image filled in. */
-export type ResolvedSetup = Required<Omit<RunSetup, "seq" | "image">> & Pick<RunSetup, "seq" | "image">;
+/** A RunSetup with every optional field but seq/image/gpusPerNode filled in. */
+export type ResolvedSetup = Required<Omit<RunSetup, "seq" | "image" | "gpusPerNode">> & Pick<RunSetup, "seq" | "image" | "gpusPerNode">;
 
 export function resolveSetup(setup: RunSetup): ResolvedSetup {
   return {
@@ -65,7 +71,15 @@ export function resolveSetup(setup: RunSetup): ResolvedSetup {
     tp: setup.tp ?? SETUP_DEFAULTS.tp,
     sequenceParallel: setup.sequenceParallel ?? SETUP_DEFAULTS.sequenceParallel,
     generatedTokens: setup.generatedTokens ?? SETUP_DEFAULTS.generatedTokens,
+    offload: setup.offload ?? SETUP_DEFAULTS.offload,
   };
+}
+
+/** Ranks whose offloaded states share one host's memory: the job's GPUs, at most --gpus-per-node. */
+export function ranksPerHost(setup: RunSetup): number {
+  const s = resolveSetup(setup);
+  const gpus = s.gpus * s.tp;
+  return Math.min(gpus, s.gpusPerNode ?? gpus);
 }
 
 /** The run options as commander hands them over: strings (numbers from library callers), flags as booleans. */
@@ -84,6 +98,10 @@ export interface SetupOptions {
   sequenceParallel?: boolean;
   /** `--generate N`: tokens generated after the prompt (inference). */
   generate?: string | number;
+  /** `--offload optimizer|params|both`. */
+  offload?: string;
+  /** `--gpus-per-node N`. */
+  gpusPerNode?: string | number;
 }
 
 function oneOf<T extends string>(option: string, value: string, allowed: readonly T[]): T {
@@ -119,6 +137,8 @@ export function parseSetup(options: SetupOptions): RunSetup {
   if (options.tp !== undefined) setup.tp = parseCount("--tp", options.tp);
   if (options.sequenceParallel) setup.sequenceParallel = true;
   if (options.generate !== undefined) setup.generatedTokens = parseCount("--generate", options.generate, 0);
+  if (options.offload !== undefined) setup.offload = oneOf("--offload", options.offload, OFFLOAD_KINDS);
+  if (options.gpusPerNode !== undefined) setup.gpusPerNode = parseCount("--gpus-per-node", options.gpusPerNode);
 
   if (setup.mode === "infer") {
     if ((setup.zeroStage ?? 0) > 0) throw invalidArgument("--zero", options.zero, "0 with --mode infer (ZeRO partitions training states)");
@@ -131,7 +151,29 @@ export function parseSetup(options: SetupOptions): RunSetup {
   if (setup.sequenceParallel && (setup.tp ?? 1) === 1) {
     throw invalidArgument("--sequence-parallel", true, "--tp N with N > 1 (sequence parallelism splits along the tensor-parallel group)");
   }
+  checkOffload(setup);
   return setup;
+}
+
+/**
+ * Offloading as DeepSpeed offers it: optimizer offload is for training, on ZeRO partitions when
+ * there is more than one data-parallel GPU; parameter offload when training needs ZeRO stage 3
+ * (ZeRO-Infinity), and for inference streams the weights in layer by layer.
+ */
+export function checkOffload(setup: RunSetup): void {
+  const offload = setup.offload ?? "none";
+  const what = offloads(offload);
+  if (setup.mode === "infer" && what.optimizer) {
+    throw invalidArgument("--offload", offload, "params (or none) with --mode infer (there is no optimizer)");
+  }
+  if (setup.mode !== "train") return;
+  const stage = setup.zeroStage ?? 0;
+  if (what.params && stage !== 3) {
+    throw invalidArgument("--offload", offload, "--zero 3 with parameter offload when training (ZeRO-Infinity offloads partitioned parameters)");
+  }
+  if (what.optimizer && stage === 0 && (setup.gpus ?? 1) > 1) {
+    throw invalidArgument("--offload", offload, "--zero 1, 2 or 3 with --gpus > 1 (ZeRO-Offload offloads each GPU's ZeRO partition)");
+  }
 }
 
 /**
@@ -150,6 +192,7 @@ export function describeSetup(setup: RunSetup, options: { transformer?: boolean 
   if (s.mode === "train") parts.push(`checkpointing ${s.checkpointing}`, `zero ${s.zeroStage} over ${s.gpus} GPU${s.gpus === 1 ? "" : "s"}`);
   if (transformer) parts.push(`tp ${s.tp}${s.sequenceParallel ? " with sequence parallelism" : ""}`);
   if (s.mode === "infer" && transformer) parts.push(`generate ${s.generatedTokens}`);
+  if (s.offload !== "none") parts.push(`offload ${s.offload}`);
   return parts.join(", ");
 }
 

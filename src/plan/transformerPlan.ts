@@ -4,7 +4,7 @@ import { transformerParameterCount, transformerParameterGroups, visionTokens, ty
 import type { TransformerWorkload } from "../workload/workload.js";
 import { weightBytes } from "./bytesPerParameter.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
-import { modelStateTensors } from "./modelStates.js";
+import { hostStateTensors, modelStateTensors } from "./modelStates.js";
 import { describeSetup, type ResolvedSetup } from "./setup.js";
 
 /** The sizes that fix every activation: tokens, element bytes and the per-rank widths under tensor parallelism. */
@@ -212,8 +212,10 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
     attention: setup.attention,
     ...tensorParallelWidths(workload, setup.tp),
   };
+  const groups = transformerParameterGroups(arch);
+  const host = hostStateTensors(groups, setup);
   const tensors = [
-    ...modelStateTensors(transformerParameterGroups(arch), setup),
+    ...modelStateTensors(groups, setup),
     ...(setup.mode === "train" ? trainingActivations(shape, setup, imageSize) : inferenceTensors(shape, setup, imageSize)),
   ];
   const parameterCount = transformerParameterCount(arch);
@@ -223,5 +225,6 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
     description: `${workload.name}: ${parameterCount} parameters; ${describeSetup(filled)}${tokens}`,
     parameterCount,
     tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0),
+    ...(host !== undefined && { host }),
   };
 }

@@ -1,0 +1,377 @@
+// Quantified advice when a workload does not fit: each change measured by the same model (and probe), ranked by cost.
+import { GPU_CATALOG } from "../devices/catalog.js";
+import { CATALOG_DEVICE } from "../fit/allocator.js";
+import { budgetBytes, type BudgetLimits } from "../fit/budget.js";
+import { hostBytes, type MemoryPlan } from "../plan/memoryPlan.js";
+import { offloads, type Offload } from "../plan/offload.js";
+import { resolveSetup, type RunSetup } from "../plan/setup.js";
+import type { Workload } from "../workload/workload.js";
+import { COSTS, plural, type AdviceKind, type Cost } from "./costs.js";
+import { GPU_COUNTS, TP_DEGREES, firstPassing, measureAnalytic, planner, type Budget } from "./scaleOut.js";
+
+/** One way to make the workload fit (an element of `advice` in `check --json` and `batch --json`). */
+export interface Advice {
+  /** The options to add or change, as typed: `--checkpointing`, `--zero 2 --gpus 8`, `--gpu H200`. */
+  change: string;
+  kind: AdviceKind;
+  /** The largest batch per GPU with the change. */
+  batchSize: number;
+  /** The largest batch without it, on the same target. */
+  fromBatchSize: number;
+  /** The batch the advice aims for (`check --batch`, `batch --min-batch`). */
+  targetBatch: number;
+  reachesTarget: boolean;
+  /** What the change costs, with its source. */
+  cost: string;
+  /** GPU bytes the changed workload needs at targetBatch (allocator rounding and context included). */
+  bytesAtTarget: number;
+  /** The budget the change was measured on: this target's, or the advised catalog GPU's. */
+  budgetBytes: number;
+  /** GPUs the changed setup runs on (data-parallel × tensor-parallel). */
+  gpus: number;
+  /** `device`: measured by probes on this device; `analytic`: the model on the same budget (a catalog GPU's for `--gpu`). */
+  source: "device" | "analytic";
+  /** Host memory the change needs on one node, when it offloads. */
+  hostBytes?: number;
+  /** Whether that host memory is available (absent when the host's memory is unknown). */
+  hostFits?: boolean;
+}
+
+/** Where the advice is measured. */
+export interface AdviceTarget extends Budget {
+  /** The target's total memory: a bigger catalog GPU must have more. */
+  totalBytes: number;
+  /** The catalog id when the target is a catalog GPU. */
+  id?: string;
+  /** The largest batch of a plan found with device probes; absent for analytic targets. */
+  measure?: (plan: MemoryPlan) => Promise<number>;
+}
+
+export interface AdviceRequest {
+  workload: Workload;
+  /** The user's setup. */
+  setup: RunSetup;
+  /** The batch to reach. */
+  targetBatch: number;
+  /** The largest batch without changes, on this target. */
+  fromBatchSize: number;
+  target: AdviceTarget;
+  /** --reserve and --max-mem, applied to the catalog GPUs advised too. */
+  limits?: BudgetLimits;
+  /** Host memory available for offloaded states; unknown when absent. */
+  hostBudgetBytes?: number;
+  /** At most this many changes (default 5). */
+  limit?: number;
+}
+
+export interface AdviceReport {
+  targetBatch: number;
+  fromBatchSize: number;
+  items: Advice[];
+  /** Whether an advised change (alone, or the combined one) reaches the target batch. */
+  reachable: boolean;
+  /** One line saying what the list amounts to. */
+  summary: string;
+}
+
+interface Candidate {
+  kind: AdviceKind;
+  change: string;
+  setup: RunSetup;
+  cost: Cost;
+  gpus: number;
+  /** The cost once the changed plan is known (offloading names its host memory). */
+  costFor?: (plan: MemoryPlan) => Cost;
+  /** A catalog GPU to evaluate on instead of the target. */
+  catalog?: { id: string; totalBytes: number };
+}
+
+interface Evaluated extends Candidate {
+  batchSize: number;
+  bytesAtTarget: number;
+  /** The budget it was measured on (a catalog GPU's for `--gpu`). */
+  budgetBytes: number;
+  plan: MemoryPlan;
+  source: "device" | "analytic";
+}
+
+export const DEFAULT_ADVICE_LIMIT = 5;
+
+/**
+ * The changes that would make `workload` fit `targetBatch` on the target, each measured by the
+ * same model on the same budget (and, on a device, by the same probe), ranked by cost; only
+ * changes that apply to the workload and that the user does not have already. When no single
+ * change reaches the target, a combination that does (and how many GPUs it needs) leads the
+ * list; when nothing does, the list says so and keeps what comes closest.
+ */
+export async function advise(request: AdviceRequest): Promise<AdviceReport> {
+  const { workload, setup, targetBatch, target } = request;
+  const plan = planner(workload);
+  const limit = request.limit ?? DEFAULT_ADVICE_LIMIT;
+
+  const analytic = async (candidateSetup: RunSetup, on: Budget = target) => {
+    const p = plan(candidateSetup);
+    return p === undefined ? undefined : { plan: p, ...(await measureAnalytic(p, on, targetBatch)) };
+  };
+  const reaches = async (candidateSetup: RunSetup) => ((await analytic(candidateSetup))?.batchSize ?? 0) >= targetBatch;
+  const current = await analytic(setup);
+  const currentShortfall = current === undefined ? Number.POSITIVE_INFINITY : current.bytesAtBatch - target.budgetBytes;
+  /** How far a change leaves the target batch from fitting: what "closer" means when the batch does not move. */
+  const shortfall = (e: Evaluated) => e.bytesAtTarget - e.budgetBytes;
+
+  /** Measures a change: on the target by the model, then by the probe on a device; a catalog GPU by the model on its budget. */
+  const evaluate = async (candidate: Candidate): Promise<Evaluated | undefined> => {
+    const on: Budget = candidate.catalog ? catalogBudget(candidate.catalog.totalBytes, request.limits, target.maxBatch) : target;
+    const result = await analytic(candidate.setup, on);
+    if (result === undefined) return undefined;
+    const probed = target.measure !== undefined && candidate.catalog === undefined;
+    const batchSize = probed ? await target.measure!(result.plan) : result.batchSize;
+    const cost = candidate.costFor?.(result.plan) ?? candidate.cost;
+    return { ...candidate, cost, batchSize, bytesAtTarget: result.bytesAtBatch, budgetBytes: on.budgetBytes, plan: result.plan, source: probed ? "device" : "analytic" };
+  };
+  const evaluated: Evaluated[] = [];
+  for (const candidate of await singleChanges(request, reaches)) {
+    const e = await evaluate(candidate);
+    if (e !== undefined) evaluated.push(e);
+  }
+  const from = request.fromBatchSize;
+  const helps = (e: Evaluated) => e.batchSize > from || (from === 0 && e.batchSize === 0 && shortfall(e) < currentShortfall);
+  const useful = evaluated.filter(helps);
+  const byCost = (a: Evaluated, b: Evaluated) =>
+    Math.floor(a.cost.rank) - Math.floor(b.cost.rank) || a.gpus - b.gpus || a.cost.rank - b.cost.rank || b.batchSize - a.batchSize;
+  const reaching = useful.filter((e) => e.batchSize >= targetBatch).sort(byCost);
+  const closer = useful.filter((e) => e.batchSize < targetBatch).sort((a, b) => b.batchSize - a.batchSize || shortfall(a) - shortfall(b));
+
+  let together: Evaluated | undefined;
+  if (reaching.length === 0) {
+    const recipe = await combination(request, reaches, analytic);
+    if (recipe !== undefined) together = await evaluate(recipe);
+  }
+  const seen = new Set<string>();
+  const ordered = [...reaching, ...(together && helps(together) ? [together] : []), ...closer]
+    .filter((e) => !seen.has(e.change) && seen.add(e.change))
+    .slice(0, limit);
+  const items = ordered.map((e) => toAdvice(e, request));
+  const reachable = items.some((i) => i.reachesTarget);
+  return { targetBatch, fromBatchSize: from, items, reachable, summary: summarize(items, targetBatch, together) };
+}
+
+/** A catalog GPU's budget as `batch --gpu ID` computes it: its total under the same limits, the context charged by the allocator model. */
+function catalogBudget(totalBytes: number, limits: BudgetLimits = {}, maxBatch?: number): Budget {
+  return {
+    budgetBytes: budgetBytes(totalBytes, limits),
+    allocator: CATALOG_DEVICE,
+    ...(maxBatch !== undefined && { maxBatch }),
+  };
+}
+
+function toAdvice(e: Evaluated, request: AdviceRequest): Advice {
+  const host = hostBytes(e.plan);
+  const offloading = e.kind === "offload" || (e.kind === "combined" && host > 0);
+  return {
+    change: e.change,
+    kind: e.kind,
+    batchSize: e.batchSize,
+    fromBatchSize: request.fromBatchSize,
+    targetBatch: request.targetBatch,
+    reachesTarget: e.batchSize >= request.targetBatch,
+    cost: e.cost.text,
+    bytesAtTarget: e.bytesAtTarget,
+    budgetBytes: e.budgetBytes,
+    gpus: e.gpus,
+    source: e.source,
+    ...(offloading && { hostBytes: host }),
+    ...(offloading && request.hostBudgetBytes !== undefined && { hostFits: host <= request.hostBudgetBytes }),
+  };
+}
+
+function summarize(items: Advice[], targetBatch: number, together: Evaluated | undefined): string {
+  const reaching = items.filter((i) => i.reachesTarget);
+  if (reaching.length > 0 && reaching[0]!.kind !== "combined") {
+    return `${reaching.length === 1 ? "1 change reaches" : `${reaching.length} changes reach`} batch ${targetBatch}, cheapest first`;
+  }
+  if (together !== undefined && together.batchSize >= targetBatch) {
+    return `no single change reaches batch ${targetBatch}; together, \`${together.change}\` does, on ${plural(together.gpus)}`;
+  }
+  if (items.length === 0) return `no change vramfit models makes this workload fit batch ${targetBatch}, or come closer`;
+  return `no change vramfit models reaches batch ${targetBatch}, alone or combined; the closest come first`;
+}
+
+/** The text part of `--offload` after adding what to offload to what the setup offloads already. */
+function withOffload(current: Offload, add: "optimizer" | "params"): Offload {
+  const what = offloads(current);
+  const optimizer = what.optimizer || add === "optimizer";
+  const params = what.params || add === "params";
+  return optimizer && params ? "both" : optimizer ? "optimizer" : "params";
+}
+
+/** Each change on its own: only those that apply to the workload and that the user has not made. */
+async function singleChanges(request: AdviceRequest, reaches: (setup: RunSetup) => Promise<boolean>): Promise<Candidate[]> {
+  const { workload, setup, target } = request;
+  const s = resolveSetup(setup);
+  const train = s.mode === "train";
+  const transformer = workload.kind === "transformer";
+  const gpusNow = s.gpus * s.tp;
+  const out: Candidate[] = [];
+  const add = (kind: AdviceKind, change: string, changes: Partial<RunSetup>, cost: Cost, gpus = gpusNow) =>
+    out.push({ kind, change, setup: { ...setup, ...changes }, cost, gpus });
+
+  if (s.precision === "fp32") add("precision", "--precision amp", { precision: "amp" }, COSTS.precision());
+  if (transformer && s.attention === "eager") add("attention", "--attention flash", { attention: "flash" }, COSTS.attention());
+  if (train && workload.kind !== "affine") {
+    if (transformer && s.checkpointing === "none") add("checkpointing", "--checkpointing selective", { checkpointing: "selective" }, COSTS.selective());
+    if (s.checkpointing !== "full") add("checkpointing", "--checkpointing", { checkpointing: "full" }, COSTS.full());
+  }
+  if (train) {
+    for (const stage of [2, 3] as const) {
+      if (s.zeroStage >= stage) continue;
+      if (s.gpus > 1) {
+        add("zero", `--zero ${stage}`, { zeroStage: stage }, COSTS.zero(stage, s.gpus, false));
+        continue;
+      }
+      const counts = GPU_COUNTS.filter((n) => n > 1);
+      const n = (await firstPassing(counts, (gpus) => reaches({ ...setup, zeroStage: stage, gpus }))) ?? 8;
+      add("zero", `--zero ${stage} --gpus ${n}`, { zeroStage: stage, gpus: n }, COSTS.zero(stage, n, true), n * s.tp);
+    }
+  }
+  // The offload costs name the host memory, known once the changed plan is built (costFor).
+  if (train && !offloads(s.offload).optimizer) {
+    const offload = withOffload(s.offload, "optimizer");
+    const needsZero = s.zeroStage === 0 && s.gpus > 1;
+    out.push({
+      kind: "offload",
+      change: `--offload ${offload}${needsZero ? " --zero 2" : ""}`,
+      setup: { ...setup, offload, ...(needsZero && { zeroStage: 2 as const }) },
+      cost: COSTS.offloadOptimizer(0),
+      costFor: (plan) => COSTS.offloadOptimizer(hostBytes(plan)),
+      gpus: gpusNow,
+    });
+  }
+  if (workload.kind !== "affine" && !offloads(s.offload).params && (!train || s.zeroStage === 3)) {
+    const offload = withOffload(s.offload, "params");
+    out.push({
+      kind: "offload",
+      change: `--offload ${offload}`,
+      setup: { ...setup, offload },
+      cost: COSTS.offloadParams(0),
+      costFor: (plan) => COSTS.offloadParams(hostBytes(plan)),
+      gpus: gpusNow,
+    });
+  }
+  if (transformer) {
+    const degrees = TP_DEGREES.filter((t) => t > s.tp && t % s.tp === 0);
+    const valid: number[] = [];
+    const planOf = planner(workload);
+    for (const t of degrees) if (planOf({ ...setup, tp: t }) !== undefined) valid.push(t);
+    if (valid.length > 0) {
+      const t = (await firstPassing(valid, (tp) => reaches({ ...setup, tp }))) ?? valid[valid.length - 1]!;
+      add("tp", `--tp ${t}`, { tp: t }, COSTS.tp(t), t * s.gpus);
+    }
+    const arch = workload.architecture;
+    const seq = s.seq ?? arch.maxPositions;
+    if (!arch.vision && seq > 64) {
+      // Multiples of 64 below the current length; the largest that reaches the target, else half.
+      const lengths = Array.from({ length: Math.floor((seq - 1) / 64) }, (_, i) => 64 * (i + 1)).reverse();
+      const fits = await firstPassing(lengths, (length) => reaches({ ...setup, seq: length }));
+      const shorter = fits ?? Math.max(64, Math.floor(seq / 2 / 64) * 64);
+      add("seq", `--seq ${shorter}`, { seq: shorter }, COSTS.seq(shorter));
+    }
+  }
+  const catalog = [...GPU_CATALOG].filter((g) => g.totalBytes > target.totalBytes && g.id !== target.id).sort((a, b) => a.totalBytes - b.totalBytes);
+  if (catalog.length > 0) {
+    const reachesOn = async (gpu: (typeof catalog)[number]) => {
+      const p = planner(workload)(setup);
+      if (p === undefined) return false;
+      const on = catalogBudget(gpu.totalBytes, request.limits, target.maxBatch);
+      return (await measureAnalytic(p, on, request.targetBatch)).batchSize >= request.targetBatch;
+    };
+    const gpu = (await firstPassing(catalog, reachesOn)) ?? catalog[catalog.length - 1]!;
+    out.push({ kind: "gpu", change: `--gpu ${gpu.id}`, setup, cost: COSTS.gpu(gpu.id, gpu.totalBytes), gpus: gpusNow, catalog: { id: gpu.id, totalBytes: gpu.totalBytes } });
+  }
+  return out;
+}
+
+/**
+ * When no single change is enough: the cheap savers that apply (mixed precision, flash attention,
+ * full recomputation), then the fewest GPUs that reach the target — ZeRO-3 data parallelism over
+ * N (training), tensor parallelism up to one node — and, for inference, streamed weights. When
+ * even that falls short, the largest such setup, as the closest there is.
+ */
+async function combination(
+  request: AdviceRequest,
+  reaches: (setup: RunSetup) => Promise<boolean>,
+  analytic: (setup: RunSetup) => Promise<{ batchSize: number } | undefined>,
+): Promise<Candidate | undefined> {
+  const { workload, setup } = request;
+  const s = resolveSetup(setup);
+  const train = s.mode === "train";
+  const transformer = workload.kind === "transformer";
+  const base: Partial<RunSetup> = {};
+  const parts: string[] = [];
+  const costs: Cost[] = [];
+  if (s.precision === "fp32") {
+    base.precision = "amp";
+    parts.push("--precision amp");
+    costs.push(COSTS.precision());
+  }
+  if (transformer && s.attention === "eager") {
+    base.attention = "flash";
+    parts.push("--attention flash");
+    costs.push(COSTS.attention());
+  }
+  if (train && workload.kind !== "affine" && s.checkpointing !== "full") {
+    base.checkpointing = "full";
+    parts.push("--checkpointing");
+    costs.push(COSTS.full());
+  }
+  const degrees = transformer ? TP_DEGREES.filter((t) => t >= s.tp && t % s.tp === 0) : [s.tp];
+  const layouts: { tp: number; gpus: number; offload?: Offload }[] = [];
+  const tryLayouts = async (offload?: Offload) => {
+    for (const tp of degrees) {
+      const at = (gpus: number): RunSetup => ({ ...setup, ...base, tp, ...(train && { zeroStage: 3 as const, gpus }), ...(offload && { offload }) });
+      if ((await analytic(at(1))) === undefined) continue; // this degree does not apply
+      const gpus = train ? await firstPassing(GPU_COUNTS, (n) => reaches(at(n))) : (await reaches(at(1))) ? 1 : undefined;
+      if (gpus !== undefined) layouts.push({ tp, gpus, ...(offload && { offload }) });
+    }
+  };
+  await tryLayouts();
+  // Then streaming the weights from host memory too (ZeRO-Infinity; for inference, layer by layer).
+  const streamed = workload.kind === "affine" || offloads(s.offload).params ? undefined : train ? ("both" as const) : ("params" as const);
+  if (layouts.length === 0 && streamed !== undefined) await tryLayouts(streamed);
+  let best = layouts.sort((a, b) => a.tp * a.gpus - b.tp * b.gpus || a.tp - b.tp)[0];
+  let reached = true;
+  if (best === undefined) {
+    // Nothing reaches: the most that scaling out and streaming offer.
+    reached = false;
+    best = { tp: degrees[degrees.length - 1] ?? s.tp, gpus: train ? GPU_COUNTS[GPU_COUNTS.length - 1]! : 1, ...(streamed && { offload: streamed }) };
+  }
+  const changes: Partial<RunSetup> = { ...base, tp: best.tp };
+  if (best.tp !== s.tp) {
+    parts.push(`--tp ${best.tp}`);
+    costs.push(COSTS.tp(best.tp));
+  }
+  if (train) {
+    changes.zeroStage = 3;
+    changes.gpus = best.gpus;
+    parts.push(s.zeroStage === 3 ? `--gpus ${best.gpus}` : `--zero 3 --gpus ${best.gpus}`);
+    costs.push(COSTS.zero(3, best.gpus, best.gpus !== s.gpus));
+  }
+  if (best.offload !== undefined) {
+    changes.offload = best.offload;
+    parts.push(`--offload ${best.offload}`);
+  }
+  if (parts.length === 0) return undefined;
+  const gpus = best.tp * (train ? best.gpus : s.gpus);
+  const costOf = (host: number): Cost => {
+    const all = best.offload !== undefined ? [...costs, COSTS.offloadParams(host)] : costs;
+    return { rank: 11, short: "combined", text: `${plural(gpus)}; ${all.map((c) => c.short).join(", ")}${reached ? "" : "; still short of the target"}` };
+  };
+  return {
+    kind: "combined",
+    change: parts.join(" "),
+    setup: { ...setup, ...changes },
+    cost: costOf(0),
+    costFor: (plan) => costOf(hostBytes(plan)),
+    gpus,
+  };
+}

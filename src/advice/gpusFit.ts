@@ -1,0 +1,117 @@
+// `vramfit gpus --fit`: every catalog GPU's largest batch for a workload, and how many of it reach a global batch.
+import { GPU_CATALOG } from "../devices/catalog.js";
+import { CATALOG_DEVICE } from "../fit/allocator.js";
+import type { ZeroStage } from "../plan/bytesPerParameter.js";
+import { resolveSetup, type RunSetup } from "../plan/setup.js";
+import type { Workload } from "../workload/workload.js";
+import { TP_DEGREES, measureAnalytic, planner, type Budget } from "./scaleOut.js";
+
+/** How a global batch is spread: `tp`-way tensor parallel groups, `dataParallel` of them, ZeRO over those. */
+export interface GpuLayout {
+  tp: number;
+  dataParallel: number;
+  zeroStage: ZeroStage;
+  /** Samples each data-parallel rank runs: ceil(global batch / dataParallel). */
+  batchPerGpu: number;
+  /** The most each rank could run in this layout. */
+  maxBatchPerGpu: number;
+}
+
+/** One row of `gpus --fit` (its `--json` element). */
+export interface GpuFit {
+  id: string;
+  name: string;
+  totalBytes: number;
+  /** The analytic budget: the total, the assumed context charged with the plan. */
+  budgetBytes: number;
+  /** The largest batch per GPU with the setup as given; 0 when even batch 1 does not fit. */
+  batchSize: number;
+  /** With a global batch to reach: the fewest GPUs that reach it (tp × dataParallel); null when no layout does. */
+  gpusNeeded?: number | null;
+  layout?: GpuLayout | null;
+}
+
+/** What `gpusFit` needs of a GPU (a catalog entry has it). */
+export interface FitGpu {
+  id: string;
+  name: string;
+  totalBytes: number;
+  /** Memory shared with the CPU (Jetson): one module, which does not scale out. */
+  integrated: boolean;
+}
+
+export interface GpusFitOptions {
+  /** The global batch to reach, summed over data-parallel ranks. */
+  minBatch?: number;
+  /** The most data-parallel ranks considered (default 65,536). */
+  maxDataParallel?: number;
+  /** The GPUs to answer for (default: the catalog, `vramfit gpus`). */
+  catalog?: readonly FitGpu[];
+}
+
+export const MAX_DATA_PARALLEL = 65_536;
+
+/**
+ * For each catalog GPU, sorted by memory: the largest batch of the workload as set up, and with
+ * `minBatch`, the fewest GPUs that reach that global batch: `dataParallel` ranks, each with ZeRO's
+ * stage of the setup partitioning over them (training), each rank a `tp`-way tensor-parallel group.
+ * The tensor-parallel degree is the setup's when given, else the best of 1, 2, 4, 8 (within a node)
+ * that the model allows. Every figure is the analytic model on the catalog GPU.
+ */
+export async function gpusFit(workload: Workload, setup: RunSetup, options: GpusFitOptions = {}): Promise<GpuFit[]> {
+  const plan = planner(workload);
+  const s = resolveSetup(setup);
+  const train = s.mode === "train";
+  const degrees = setup.tp !== undefined || workload.kind !== "transformer" ? [s.tp] : TP_DEGREES.filter((t) => plan({ ...setup, tp: t }) !== undefined);
+  const maxRanks = options.maxDataParallel ?? MAX_DATA_PARALLEL;
+  const gpus = [...(options.catalog ?? GPU_CATALOG)].sort((a, b) => a.totalBytes - b.totalBytes);
+  const rows: GpuFit[] = [];
+  for (const gpu of gpus) {
+    const budget: Budget = { budgetBytes: gpu.totalBytes, allocator: CATALOG_DEVICE };
+    const maxBatchOf = async (variant: RunSetup): Promise<number> => {
+      const p = plan(variant);
+      return p === undefined ? 0 : (await measureAnalytic(p, budget, 1)).batchSize;
+    };
+    const row: GpuFit = { id: gpu.id, name: gpu.name, totalBytes: gpu.totalBytes, budgetBytes: budget.budgetBytes, batchSize: await maxBatchOf(setup) };
+    if (options.minBatch !== undefined) {
+      const target = options.minBatch;
+      let best: GpuLayout | undefined;
+      // An integrated GPU (Jetson) is one module: it does not scale out.
+      const maxRanksHere = gpu.integrated ? 1 : maxRanks;
+      for (const tp of gpu.integrated ? degrees.filter((t) => t === 1) : degrees) {
+        const at = (ranks: number): RunSetup => ({ ...setup, tp, ...(train && { gpus: ranks }) });
+        const reaches = async (ranks: number) => ranks * (await maxBatchOf(at(ranks))) >= target;
+        const ranks = await fewestRanks(reaches, maxRanksHere);
+        if (ranks === undefined) continue;
+        if (best === undefined || tp * ranks < best.tp * best.dataParallel) {
+          best = { tp, dataParallel: ranks, zeroStage: train ? s.zeroStage : 0, batchPerGpu: Math.ceil(target / ranks), maxBatchPerGpu: await maxBatchOf(at(ranks)) };
+        }
+      }
+      row.gpusNeeded = best === undefined ? null : best.tp * best.dataParallel;
+      row.layout = best ?? null;
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+/**
+ * The fewest data-parallel ranks, at most `max`, for which `reaches` holds; it is monotone
+ * (more ranks: at least as much memory per rank under ZeRO, and more samples in all). Doubling
+ * finds a bracket, bisection the count. ZeRO-3 may need more ranks than samples to fit one each.
+ */
+async function fewestRanks(reaches: (ranks: number) => Promise<boolean>, max: number): Promise<number | undefined> {
+  let failed = 0; // the largest count known not to reach
+  let high = 1; // a count that reaches, once found
+  while (!(await reaches(high))) {
+    if (high >= max) return undefined;
+    failed = high;
+    high = Math.min(high * 2, max);
+  }
+  while (high - failed > 1) {
+    const middle = failed + Math.floor((high - failed) / 2);
+    if (await reaches(middle)) high = middle;
+    else failed = middle;
+  }
+  return high;
+}

@@ -1,0 +1,58 @@
+// Shared by advice and `gpus --fit`: plans for variants of a setup, their largest batch, and monotone searches over GPU counts.
+import { VramfitError } from "../errors.js";
+import { plannedBytes, type AllocatorModel } from "../fit/allocator.js";
+import { analyticMaxBatch } from "../fit/analytic.js";
+import { buildPlan } from "../plan/buildPlan.js";
+import type { MemoryPlan } from "../plan/memoryPlan.js";
+import { resolveSetup, type RunSetup } from "../plan/setup.js";
+import type { Workload } from "../workload/workload.js";
+
+/** GPU counts tried when scaling out: powers of two, as clusters are built. */
+export const GPU_COUNTS: readonly number[] = Array.from({ length: 13 }, (_, i) => 2 ** i); // 1 … 4096
+
+/** Tensor-parallel degrees within one node (Megatron keeps tensor parallelism inside the NVLink domain). */
+export const TP_DEGREES: readonly number[] = [1, 2, 4, 8];
+
+/** Builds plans for variants of one workload, each once; a variant that does not apply (bad --tp, …) is undefined. */
+export function planner(workload: Workload): (setup: RunSetup) => MemoryPlan | undefined {
+  const cache = new Map<string, MemoryPlan | undefined>();
+  return (setup) => {
+    const key = JSON.stringify(resolveSetup(setup)) + String(setup.gpusPerNode);
+    if (cache.has(key)) return cache.get(key);
+    let plan: MemoryPlan | undefined;
+    try {
+      plan = buildPlan(workload, setup);
+    } catch (error) {
+      if (!(error instanceof VramfitError)) throw error;
+      plan = undefined;
+    }
+    cache.set(key, plan);
+    return plan;
+  };
+}
+
+/** A budget and how allocations are charged on it: what the analytic model needs to answer. */
+export interface Budget {
+  budgetBytes: number;
+  allocator: AllocatorModel;
+  /** The largest batch worth finding (the user's --max-batch). */
+  maxBatch?: number;
+}
+
+/** The analytic largest batch of a plan on a budget, and the bytes it needs at `batch`. */
+export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: number): Promise<{ batchSize: number; bytesAtBatch: number }> {
+  const { batchSize } = await analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch);
+  return { batchSize, bytesAtBatch: plannedBytes(plan, batch, budget.allocator) };
+}
+
+/** The first value of an ascending list that passes a monotone test (false … false true … true), or undefined. */
+export async function firstPassing<T>(values: readonly T[], pass: (value: T) => Promise<boolean> | boolean): Promise<T | undefined> {
+  let low = 0;
+  let high = values.length; // the answer's index lies in [low, high]; high = none
+  while (low < high) {
+    const middle = low + Math.floor((high - low) / 2);
+    if (await pass(values[middle]!)) high = middle;
+    else low = middle + 1;
+  }
+  return values[low];
+}

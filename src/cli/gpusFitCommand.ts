@@ -1,0 +1,59 @@
+// `vramfit gpus --fit`: each catalog GPU's largest batch for a workload and, with --min-batch, how many GPUs reach it.
+import { gpusFit, type GpuFit } from "../advice/gpusFit.js";
+import { ExitStatus, invalidArgument } from "../errors.js";
+import { resolveSetup } from "../plan/setup.js";
+import { formatBytes } from "../units.js";
+import { writeJson, type Io } from "./io.js";
+import { renderTable } from "./table.js";
+import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
+
+export interface GpusFitOptions extends WorkloadOptions {
+  fit?: boolean;
+  minBatch?: number;
+  json?: boolean;
+}
+
+const WORKLOAD_SOURCES = ["model", "hfConfig", "spec", "params", "perSample"] as const;
+
+/** Whether `gpus` was asked about a workload (with --fit, or by giving one, which needs --fit). */
+export function wantsFit(options: GpusFitOptions): boolean {
+  return options.fit === true || options.minBatch !== undefined || WORKLOAD_SOURCES.some((o) => options[o] !== undefined);
+}
+
+export async function gpusFitCommand(options: GpusFitOptions, io: Io): Promise<number> {
+  if (!options.fit) throw invalidArgument("--fit", "absent", "--fit with a workload or --min-batch (vramfit gpus --fit --model NAME …)");
+  const planned = planFromOptions(options);
+  const rows = await gpusFit(planned.workload, planned.setup, { ...(options.minBatch !== undefined && { minBatch: options.minBatch }) });
+  if (options.json) {
+    writeJson(io, rows);
+    return ExitStatus.ok;
+  }
+  io.out(`workload  ${planned.plan.description}${planned.assumed.length > 0 ? ` (assumed ${planned.assumed.join(" ")})` : ""}`);
+  const s = resolveSetup(planned.setup);
+  const scaleOut =
+    options.minBatch === undefined
+      ? ""
+      : `; GPUs to reach a global batch of ${options.minBatch}: data parallel${s.mode === "train" ? ` with ZeRO stage ${s.zeroStage}` : ""}, ` +
+        (planned.workload.kind !== "transformer" ? "no tensor parallelism" : planned.setup.tp !== undefined ? `tensor parallel ${s.tp}` : "tensor parallel 1, 2, 4 or 8 (the fewest GPUs)");
+  io.out(`analytic  each GPU's total less an assumed 512 MiB CUDA context${scaleOut}`);
+  io.out(renderFitTable(rows, options.minBatch));
+  return ExitStatus.ok;
+}
+
+function layoutText(row: GpuFit): string {
+  const layout = row.layout;
+  if (!layout) return "-";
+  const zero = layout.zeroStage > 0 ? `, zero ${layout.zeroStage}` : "";
+  return `tp ${layout.tp} × dp ${layout.dataParallel}${zero}, batch ${layout.batchPerGpu} per replica`;
+}
+
+function renderFitTable(rows: GpuFit[], minBatch: number | undefined): string {
+  const header = ["id", "total", "max batch"];
+  if (minBatch !== undefined) header.push(`GPUs for batch ${minBatch}`, "layout");
+  const body = rows.map((r) => {
+    const cells = [r.id, formatBytes(r.totalBytes), r.batchSize === 0 ? "does not fit" : String(r.batchSize)];
+    if (minBatch !== undefined) cells.push(r.gpusNeeded == null ? "not reachable" : String(r.gpusNeeded), layoutText(r));
+    return cells;
+  });
+  return renderTable(header, body);
+}

@@ -1,0 +1,104 @@
+// What `check` and `batch` add around a result: the host side of --offload, and ranked advice when it does not fit.
+import { advise, type AdviceReport, type AdviceTarget } from "../advice/advise.js";
+import { measureAnalytic } from "../advice/scaleOut.js";
+import { MEASURED_DEVICE } from "../fit/allocator.js";
+import type { BudgetLimits } from "../fit/budget.js";
+import type { DeviceAccessOptions } from "../fit/deviceMemory.js";
+import { deviceBatch } from "../fit/findMaxBatch.js";
+import { analyticMemory } from "../fit/target.js";
+import { hostBytes, type MemoryPlan } from "../plan/memoryPlan.js";
+import { formatBytes } from "../units.js";
+import type { HostBudget } from "./hostMemory.js";
+import { renderTable } from "./table.js";
+import type { Targets } from "./targets.js";
+import type { PlannedWorkload } from "./workloadOptions.js";
+
+/** The host side of a plan that offloads (`host` in `check --json` and `batch --json`). */
+export interface HostCheck {
+  /** Host bytes on one node: every sharing rank's offloaded states. */
+  needBytes: number;
+  /** What the host offers; null when unknown (no --host-memory and no /proc/meminfo). */
+  budgetBytes: number | null;
+  source: HostBudget["source"] | null;
+  /** null when the budget is unknown. */
+  fits: boolean | null;
+  /** Ranks whose states share the host (--gpus-per-node). */
+  ranks: number;
+}
+
+export function checkHost(plan: MemoryPlan, budget: HostBudget | undefined): HostCheck | undefined {
+  if (plan.host === undefined) return undefined;
+  const needBytes = hostBytes(plan);
+  return {
+    needBytes,
+    budgetBytes: budget?.bytes ?? null,
+    source: budget?.source ?? null,
+    fits: budget === undefined ? null : needBytes <= budget.bytes,
+    ranks: plan.host.ranks,
+  };
+}
+
+export function describeHost(host: HostCheck): string {
+  const verdict = host.fits === null ? "unknown" : host.fits ? "fits" : "does not fit";
+  const of = host.budgetBytes === null ? "(host memory unknown: pass --host-memory SIZE)" : `of ${formatBytes(host.budgetBytes)} [${host.source}]`;
+  const ranks = host.ranks > 1 ? ` for ${host.ranks} GPUs` : "";
+  return `${verdict}: needs ${formatBytes(host.needBytes)}${ranks} ${of}`;
+}
+
+export interface AdviceOptions {
+  limits: BudgetLimits;
+  maxBatch?: number;
+  touch: boolean;
+  hostBudget?: HostBudget;
+  /** On a device: the cross-process lock and the interruption signal, as for the command's own probes. */
+  access?: DeviceAccessOptions;
+}
+
+/** Where result `index` of `targets` was evaluated, for advice to measure its changes the same way. */
+export function adviceTarget(targets: Targets, index: number, budgetBytes: number, options: AdviceOptions): AdviceTarget {
+  const maxBatch = options.maxBatch !== undefined ? { maxBatch: options.maxBatch } : {};
+  if (targets.kind === "device") {
+    const device = targets.devices[index]!;
+    return {
+      budgetBytes,
+      allocator: MEASURED_DEVICE,
+      totalBytes: device.totalBytes,
+      ...maxBatch,
+      measure: async (plan) => (await deviceBatch(targets.addon, device, plan, { ...options.limits, ...maxBatch, ...options.access, touch: options.touch })).batchSize,
+    };
+  }
+  const { device, allocator } = analyticMemory(targets.targets[index]!);
+  return { budgetBytes, allocator, totalBytes: device.totalBytes, ...(device.id !== undefined && { id: device.id }), ...maxBatch };
+}
+
+/** The advice for one target: the largest batch now, then every change measured the same way. */
+export async function adviceFor(
+  planned: PlannedWorkload,
+  target: AdviceTarget,
+  targetBatch: number,
+  options: AdviceOptions,
+  fromBatchSize?: number,
+): Promise<AdviceReport> {
+  const from = fromBatchSize ?? (target.measure ? await target.measure(planned.plan) : (await measureAnalytic(planned.plan, target, targetBatch)).batchSize);
+  return advise({
+    workload: planned.workload,
+    setup: planned.setup,
+    targetBatch,
+    fromBatchSize: from,
+    target,
+    limits: options.limits,
+    ...(options.hostBudget !== undefined && { hostBudgetBytes: options.hostBudget.bytes }),
+  });
+}
+
+/** The advice as people read it: a heading naming the target and the goal, then one row per change. */
+export function renderAdvice(report: AdviceReport, where: string): string {
+  const heading = `advice    to fit batch ${report.targetBatch} on ${where} (max batch now ${report.fromBatchSize}): ${report.summary}`;
+  if (report.items.length === 0) return heading;
+  const rows = report.items.map((a) => {
+    const batch = `${a.fromBatchSize} → ${a.batchSize}${a.reachesTarget ? "" : `, needs ${formatBytes(a.bytesAtTarget)} at batch ${a.targetBatch}`}`;
+    const host = a.hostFits === false ? "; more than this host has" : "";
+    return [a.change, batch, a.source, `${a.cost}${host}`];
+  });
+  return `${heading}\n${renderTable(["change", "max batch per GPU", "measured", "cost"], rows)}`;
+}
