@@ -1,15 +1,24 @@
-// `vramfit plan`: the memory breakdown of a workload at --batch N, a bar per category.
+// `vramfit plan`: the memory breakdown of a workload at --batch N, a bar per category; with a target, its largest batch, and --svg a chart.
 import { ASSUMED_CONTEXT_BYTES, CATALOG_DEVICE, plannedBytes } from "../fit/allocator.js";
 import { ExitStatus } from "../errors.js";
-import { CATEGORIES, bytesByCategory, planTotals, type Category } from "../plan/memoryPlan.js";
+import { CATEGORIES, bytesByCategory, hostBytes, hostBytesByCategory, planTotals, type Category } from "../plan/memoryPlan.js";
 import { formatBytes, roundUp } from "../units.js";
+import { writeFileSync } from "node:fs";
+import { invalidArgument } from "../errors.js";
 import { writeJson, type Io } from "./io.js";
+import { memoryChartSvg } from "./memoryChart.js";
+import { hasPlanTarget, planTarget, type PlanTarget } from "./planTarget.js";
 import { renderTable } from "./table.js";
+import type { TargetOptions } from "./targets.js";
 import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 
-export interface PlanOptions extends WorkloadOptions {
+export interface PlanOptions extends WorkloadOptions, TargetOptions {
   batch?: number;
   json?: boolean;
+  /** Write the chart of memory against batch size here. */
+  svg?: string;
+  reserve?: number;
+  maxMem?: number;
 }
 
 /** The `plan --json` object (DESIGN.md's contract, plus the description and assumptions). */
@@ -24,6 +33,12 @@ export interface PlanReport {
   fixedBytes: number;
   perSampleBytes: number;
   tensorCount: number;
+  /** Host memory of offloaded states on one node (`--offload`; 0 without), not rounded. */
+  hostBytes: number;
+  /** hostBytes by category (parameters, gradients, optimizerStates; 0 where nothing is offloaded), and the ranks sharing the host. */
+  host: { parameters: number; gradients: number; optimizerStates: number; ranks: number };
+  /** With a target (--gpu, --memory, --device, or a GPU for --svg): its budget and the model's largest batch in it. */
+  target?: Omit<PlanTarget, "allocator">;
 }
 
 const BAR_WIDTH = 30;
@@ -49,7 +64,18 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     },
     ...planTotals(plan),
     tensorCount: plan.tensors.length,
+    hostBytes: hostBytes(plan),
+    host: (({ parameters, gradients, optimizerStates }) => ({ parameters, gradients, optimizerStates, ranks: plan.host?.ranks ?? 0 }))(hostBytesByCategory(plan)),
   };
+  const target = options.svg !== undefined || hasPlanTarget(options) ? await planTarget(plan, options, planLimits(options)) : undefined;
+  if (target !== undefined) {
+    const { allocator, ...shown } = target;
+    report.target = shown;
+    if (options.svg !== undefined) {
+      const chart = { plan, allocator, budgetBytes: target.budgetBytes, budgetLabel: target.budgetLabel, maxBatch: target.maxBatch };
+      writeChart(options.svg, memoryChartSvg({ ...chart, ...(options.batch !== undefined && { batch: options.batch }) }));
+    }
+  }
   if (options.json) {
     writeJson(io, report);
     return ExitStatus.ok;
@@ -63,5 +89,34 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
   });
   rows.push(["total", formatBytes(report.totalBytes), `at batch ${batch}`, ""]);
   io.out(renderTable(["category", "bytes", "", "share"], rows));
+  if (report.hostBytes > 0) {
+    const hostRows = (["parameters", "gradients", "optimizerStates"] as const).map((category) => {
+      const share = report.host[category] / report.hostBytes;
+      return [category, formatBytes(report.host[category]), bar(share), `${(100 * share).toFixed(1)}%`];
+    });
+    const ranks = report.host.ranks > 1 ? `, ${report.host.ranks} GPUs' shares` : "";
+    hostRows.push(["total", formatBytes(report.hostBytes), `host memory, offloaded${ranks}`, ""]);
+    io.out(`\n${renderTable(["host", "bytes", "", "share"], hostRows)}`);
+  }
+  if (target !== undefined) {
+    const answer = target.maxBatch === 0 ? "not even batch 1 fits" : `largest batch ${target.maxBatch}`;
+    io.out(`target    ${target.name}: ${answer} within a ${formatBytes(target.budgetBytes)} budget (the model's answer; \`vramfit batch\` probes it)`);
+  }
+  if (options.svg !== undefined) io.out(`chart     ${options.svg}`);
   return ExitStatus.ok;
+}
+
+function planLimits(options: PlanOptions): { reserveBytes?: number; maxMemBytes?: number } {
+  return {
+    ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
+    ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
+  };
+}
+
+function writeChart(path: string, svg: string): void {
+  try {
+    writeFileSync(path, svg);
+  } catch (error) {
+    throw invalidArgument("--svg", path, `a file that can be written (${(error as NodeJS.ErrnoException).code ?? "write failed"})`);
+  }
 }

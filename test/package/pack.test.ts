@@ -1,0 +1,217 @@
+// The package as users get it: packed, installed into an empty project from the tarball with no
+// compiler on the PATH and nothing but the npm registry (or its cache), then used from the CLI,
+// TypeScript, ESM and CommonJS. Also: where no prebuild loads and nothing can build, the install
+// still succeeds and `vramfit info` says why and how to fix it.
+import { spawn, spawnSync } from "node:child_process";
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { publint } from "publint";
+import { formatMessage } from "publint/utils";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readmeBlock } from "../../scripts/readme-library-example.mjs";
+import { transpile } from "../../scripts/run-ts.mjs";
+import { root, simulator } from "../cli/runCli.js";
+
+const H100 = { VRAMFIT_CUDA_LIBRARY: simulator, CUDASIM_DEVICES: "NVIDIA H100 80GB HBM3:85520809984:3221225472" };
+const scratch = mkdtempSync(join(tmpdir(), "vramfit-pack-"));
+const app = join(scratch, "app");
+const installed = join(app, "node_modules", "vramfit");
+const platform = `${process.platform}-${process.arch}`;
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A PATH with node, npm, npx and sh only: no cc, c++, g++, make, cmake or python. */
+function bareBin(): string {
+  const bin = join(scratch, "bin");
+  mkdirSync(bin);
+  const npmCli = join(dirname(realpathSync(process.execPath)), "..", "lib", "node_modules", "npm", "bin");
+  const npmDir = existsSync(npmCli) ? npmCli : dirname(realpathSync(spawnSync("sh", ["-c", "command -v npm"], { encoding: "utf8" }).stdout.trim()));
+  symlinkSync(process.execPath, join(bin, "node"));
+  symlinkSync(join(npmDir, "npm-cli.js"), join(bin, "npm"));
+  symlinkSync(join(npmDir, "npx-cli.js"), join(bin, "npx"));
+  symlinkSync("/bin/sh", join(bin, "sh")); // npm runs scripts with sh
+  return bin;
+}
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let PATH = "";
+function run(command: string, args: readonly string[], env: Record<string, string> = {}, cwd = app): Promise<Run> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, {
+      cwd,
+      // Only the npm cache and registry settings of this machine; no compiler can be found.
+      env: { PATH, HOME: process.env.HOME ?? scratch, npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? scratch, ".npm"), ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", fail);
+    child.on("close", (status) => done({ status, stdout, stderr }));
+  });
+}
+const npm = (args: readonly string[], env: Record<string, string> = {}) => run(join(PATH, "npm"), ["--no-audit", "--no-fund", "--prefer-offline", ...args], env);
+const vramfit = (args: readonly string[], env: Record<string, string> = {}) => run(join(PATH, "npx"), ["--no-install", "vramfit", ...args], env);
+
+let tarball = "";
+let packedFiles: string[] = [];
+let installRun: Run;
+
+beforeAll(async () => {
+  // CI produces the prebuild here (incremental: a no-op when it is current); `npm pack` runs it as prepack.
+  const prebuild = spawnSync(process.execPath, [join(root, "scripts", "prebuild.mjs")], { cwd: root, encoding: "utf8" });
+  if (prebuild.status !== 0) throw new Error(`prebuild failed:\n${prebuild.stdout}\n${prebuild.stderr}`);
+  // --ignore-scripts: prepare/prepack would rebuild dist/ under the other tests' feet; both are built already.
+  const pack = spawnSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", scratch], { cwd: root, encoding: "utf8" });
+  if (pack.status !== 0) throw new Error(`npm pack failed:\n${pack.stderr}`);
+  const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
+  tarball = join(scratch, info!.filename);
+  packedFiles = info!.files.map((f) => f.path).sort();
+
+  PATH = bareBin();
+  mkdirSync(app);
+  // npm ≥ 11 runs a dependency's install script only when the project allows it.
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module", allowScripts: { vramfit: true } }));
+  installRun = await npm(["install", "--foreground-scripts", tarball]);
+  if (installRun.status !== 0) throw new Error(`npm install failed:\n${installRun.stdout}\n${installRun.stderr}`);
+}, 180_000);
+
+describe("npm pack", () => {
+  it("holds only what users need: dist (no source maps), types, the bin, native sources, the prebuild, README, LICENSE", () => {
+    const allowed = [
+      /^dist\/.+\.(js|d\.ts)$/,
+      /^bin\/vramfit\.js$/,
+      /^native\/.+\.(cc|h|map)$/,
+      /^prebuilds\/[a-z0-9]+-[a-z0-9]+\/vramfit\.node$/,
+      /^scripts\/(install|build-native)\.mjs$/,
+      /^(CMakeLists\.txt|binding\.gyp|package\.json|README\.md|LICENSE)$/,
+    ];
+    expect(packedFiles.filter((f) => !allowed.some((pattern) => pattern.test(f)))).toEqual([]);
+    for (const f of ["dist/index.js", "dist/index.d.ts", "dist/cli/main.js", "native/addon/module.cc", "CMakeLists.txt", "binding.gyp", `prebuilds/${platform}/vramfit.node`, "LICENSE", "README.md"]) {
+      expect(packedFiles).toContain(f);
+    }
+    // A clean dist: every module comes from a source file that still exists.
+    const stale = packedFiles.filter((f) => f.startsWith("dist/") && f.endsWith(".js")).filter((f) => !existsSync(join(root, "src", f.slice(5).replace(/\.js$/, ".ts"))));
+    expect(stale, "stale files in dist/: rm -rf dist && npm run build:ts").toEqual([]);
+  });
+
+  it("declares ESM exports with types first, a bin, engines, and an install hook that needs no devDependency", () => {
+    const pkg = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"));
+    expect(pkg.type).toBe("module");
+    expect(Object.keys(pkg.exports["."])).toEqual(["types", "default"]);
+    expect(pkg.bin).toEqual({ vramfit: "bin/vramfit.js" });
+    expect(pkg.engines.node).toMatch(/^>=20/);
+    expect(pkg.dependencies).toEqual({ commander: expect.any(String) });
+    expect(pkg.scripts.install).toBe("node scripts/install.mjs");
+    expect(pkg.scripts.prepack).toBe("npm run build:prebuild");
+    expect(readFileSync(join(installed, "LICENSE"), "utf8")).toMatch(/^MIT License/);
+  });
+
+  it("passes publint with nothing to fix", async () => {
+    const { messages, pkg } = await publint({ pkgDir: installed, pack: false, level: "suggestion", strict: true });
+    expect(messages.map((m) => `${m.type}: ${formatMessage(m, pkg)}`)).toEqual([]);
+  });
+});
+
+describe("installed from the tarball with no compiler on the PATH", () => {
+  it("uses the prebuilt addon: the install hook finds it loads, and builds nothing", () => {
+    expect(`${installRun.stdout}${installRun.stderr}`).toContain(`vramfit: native addon prebuilds/${platform}/vramfit.node`);
+    expect(existsSync(join(installed, "build"))).toBe(false);
+  });
+
+  it("npx vramfit info --json measures the simulated GPU through the prebuild", async () => {
+    const result = await vramfit(["info", "--json"], H100);
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    const info = JSON.parse(result.stdout);
+    expect(info).toMatchObject({ backend: "cuda", reason: null, driverVersion: "12.4" });
+    expect(info.devices).toHaveLength(1);
+    expect(info.devices[0]).toMatchObject({ ordinal: 0, name: "NVIDIA H100 80GB HBM3", totalBytes: 85_520_809_984, freeBytes: 82_299_584_512 });
+  });
+
+  it("type-checks a TypeScript consumer, the README's example and the examples against the published types", () => {
+    const fixture = join(root, "test", "package", "fixture");
+    for (const file of ["consumer.ts", "tsconfig.json"]) copyFileSync(join(fixture, file), join(app, file));
+    writeFileSync(join(app, "readme-example.ts"), readmeBlock(readFileSync(join(root, "README.md"), "utf8"), "library-example"));
+    cpSync(join(root, "examples"), join(app, "examples"), { recursive: true, filter: (f) => !f.includes(".") || f.endsWith(".ts") });
+    mkdirSync(join(app, "node_modules", "@types"), { recursive: true });
+    symlinkSync(join(root, "node_modules", "@types", "node"), join(app, "node_modules", "@types", "node"));
+    const tsc = spawnSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", app], { cwd: app, encoding: "utf8" });
+    expect(tsc.stdout + tsc.stderr).toBe("");
+    expect(tsc.status).toBe(0);
+    expect(readdirSync(join(app, "examples")).sort()).toEqual(["benchmark.ts", "launcher.ts"]);
+  });
+
+  it("runs the consumer as an ES module: devices, memGetInfo, findMaxBatch, checkFits, errors", async () => {
+    const source = readFileSync(join(root, "test", "package", "fixture", "consumer.ts"), "utf8");
+    const module = await transpile(source, "package-consumer");
+    copyFileSync(module, join(app, "consumer.mjs"));
+    const onGpu = await run(process.execPath, ["consumer.mjs"], H100);
+    expect(onGpu.stderr).toBe("");
+    expect(JSON.parse(onGpu.stdout)).toMatchObject({ backend: "cuda", gpus: ["NVIDIA H100 80GB HBM3"], freeBytes: 82_299_584_512, source: "device", nextFits: false, code: "ERR_UNKNOWN_GPU" });
+    const noGpu = await run(process.execPath, ["consumer.mjs"], { VRAMFIT_CUDA_LIBRARY: "/nonexistent/libcuda.so.1" });
+    expect(JSON.parse(noGpu.stdout)).toMatchObject({ backend: "none", gpus: [], freeBytes: null, source: "analytic", nextFits: false, code: "ERR_UNKNOWN_GPU" });
+  });
+
+  it("loads from CommonJS with require() where Node supports require(esm), and says so where it does not", async () => {
+    copyFileSync(join(root, "test", "package", "fixture", "consumer.cjs"), join(app, "consumer.cjs"));
+    const result = await run(process.execPath, ["consumer.cjs"]);
+    const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+    const requireEsm = major > 22 || (major === 22 && minor >= 12) || (major === 20 && minor >= 19);
+    if (requireEsm) {
+      expect(result.stderr).toBe("");
+      expect(JSON.parse(result.stdout)).toEqual({ batchSize: expect.any(Number), source: "analytic" });
+    } else {
+      expect(result.stderr).toContain("ERR_REQUIRE_ESM");
+    }
+  });
+
+  it("with no prebuild that loads and nothing to build with, install still succeeds and info says why and how to fix it", async () => {
+    rmSync(join(installed, "prebuilds"), { recursive: true, force: true });
+    const rebuild = await npm(["rebuild", "vramfit", "--foreground-scripts"]);
+    expect(rebuild.status).toBe(0);
+    expect(rebuild.stdout + rebuild.stderr).toContain(`vramfit: no native addon for ${platform}`);
+    const result = await vramfit(["info", "--json"], H100);
+    expect(result.status).toBe(0);
+    const info = JSON.parse(result.stdout);
+    expect(info.backend).toBe("none");
+    expect(info.reason).toContain("native addon not found");
+    expect(info.reason).toMatch(/cmake-js: missing the cmake-js package, the node-addon-api package, CMake, a C\+\+ compiler/);
+    expect(info.reason).toContain("npm rebuild vramfit");
+    // And it still answers, analytically.
+    const batch = await vramfit(["batch", "--gpu", "H100-80GB", "--params", "7e9", "--per-sample", "1GiB", "--precision", "fp32", "--optimizer", "sgd", "--json"]);
+    expect(batch.status).toBe(0);
+    expect(JSON.parse(batch.stdout)).toMatchObject({ source: "analytic" });
+  });
+
+  it("builds from source with node-gyp where CMake is missing, from Node's own headers (no download)", async () => {
+    rmSync(join(installed, "build"), { recursive: true, force: true });
+    // This machine's PATH less cmake: a compiler, make and Python, as on a host without CMake.
+    const noCmake = join(scratch, "no-cmake");
+    mkdirSync(noCmake);
+    for (const dir of (process.env.PATH ?? "").split(":")) {
+      if (!dir || !existsSync(dir)) continue;
+      for (const name of readdirSync(dir)) {
+        if (name.startsWith("cmake") || existsSync(join(noCmake, name))) continue;
+        symlinkSync(join(dir, name), join(noCmake, name));
+      }
+    }
+    const added = await npm(["install", "--save-dev", "node-addon-api@8"]);
+    expect(added.status, added.stderr).toBe(0);
+    // VRAMFIT_BUILD_FROM_SOURCE: skip the prebuild even where it loads. CXXFLAGS=-O0 (after gyp's
+    // -O3 on the command line) only makes this test's compile faster.
+    const rebuild = await run(join(noCmake, "npm"), ["rebuild", "vramfit", "--foreground-scripts"], { PATH: noCmake, VRAMFIT_BUILD_FROM_SOURCE: "1", CXXFLAGS: "-O0" });
+    expect(rebuild.stdout + rebuild.stderr).toContain("vramfit: native addon built from source with node-gyp");
+    expect(existsSync(join(installed, "build", "Release", "vramfit.node"))).toBe(true);
+    expect(existsSync(join(installed, "build", "Release", "libcudasim.so"))).toBe(false); // only the addon
+    expect(existsSync(join(installed, "build", "vramfit-install.json"))).toBe(false);
+    const info = JSON.parse((await vramfit(["info", "--json"], H100)).stdout);
+    expect(info).toMatchObject({ backend: "cuda", devices: [{ name: "NVIDIA H100 80GB HBM3" }] });
+  }, 300_000);
+});
