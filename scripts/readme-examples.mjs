@@ -4,6 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { readmeBlock, runLibraryExample } from "./readme-library-example.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const simulated = {
@@ -39,7 +40,11 @@ const examples = {
   ].join("\n"),
 };
 
+const adviceArgs = ["check", "--model", "llama-2-13b", "--mode", "train", "--precision", "amp", "--optimizer", "adamw", "--seq", "2048", "--batch", "4", "--gpu", "A100-80GB", "--host-memory", "256GiB"];
+examples["advice-example"] = ["```console", `$ vramfit ${adviceArgs.join(" ")}`, vramfit(adviceArgs).text, "```"].join("\n");
+
 let readme = readFileSync(`${root}README.md`, "utf8");
+examples["library-example-output"] = ["```console", (await runLibraryExample(readmeBlock(readme, "library-example"), simulated)).stdout.trimEnd(), "```"].join("\n");
 for (const [name, body] of Object.entries(examples)) {
   const begin = `<!-- ${name}:begin -->`;
   const end = `<!-- ${name}:end -->`;

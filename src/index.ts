@@ -4,22 +4,35 @@ import { inventory, type DeviceReport } from "./devices/inventory.js";
 import { VramfitError } from "./errors.js";
 import { checkAnalytic, checkOnDevice, type CheckResult } from "./fit/checkFits.js";
 import { analyticBatch, deviceBatch, type BatchResult, type SearchLimits } from "./fit/findMaxBatch.js";
-import type { AnalyticTarget, GpuModel } from "./fit/target.js";
+import type { BudgetLimits } from "./fit/budget.js";
+import type { AnalyticTarget, DeviceSummary, GpuModel } from "./fit/target.js";
 import type { Addon, NativeDevice, NativeMemInfo } from "./native/addonTypes.js";
-import { openBackend, type Backend } from "./native/binding.js";
+import { openBackend, openNvml, type Backend, type BackendOptions } from "./native/binding.js";
+import type { DeviceLockOptions } from "./devices/deviceLock.js";
 import { buildPlan } from "./plan/buildPlan.js";
 import type { MemoryPlan } from "./plan/memoryPlan.js";
+import type { RunSetup } from "./plan/setup.js";
+import type { Workload } from "./workload/workload.js";
 
-export { VramfitError, exitStatusOf, ExitStatus, type VramfitErrorCode } from "./errors.js";
+export { VramfitError, exitStatusOf, ExitStatus, type VramfitErrorCode, type VramfitErrorOptions } from "./errors.js";
 export { parseBytes, formatBytes } from "./units.js";
-export { searchMaxBatch, type FitsFunction, type SearchResult } from "./fit/search.js";
-export { buildPlan as planMemory };
+export { searchMaxBatch, type FitsFunction, type SearchOptions, type SearchResult } from "./fit/search.js";
 export type { BatchResult, CheckResult, DeviceReport, MemoryPlan, GpuModel, Backend };
+export type { BackendOptions, BudgetLimits, DeviceSummary, NativeDevice, NativeMemInfo, SearchLimits };
+export type { DriverInfo } from "./native/addonTypes.js";
+export type { DeviceLockOptions } from "./devices/deviceLock.js";
+export type { ProcessUsage } from "./devices/inventory.js";
 export type { PlannedTensor, Category } from "./plan/memoryPlan.js";
 export type { Workload, AffineWorkload, TransformerWorkload, CnnWorkload } from "./workload/workload.js";
 export { resolveWorkload, type WorkloadInput } from "./workload/resolveWorkload.js";
-export { listPresets } from "./workload/presets.js";
+export { listPresets, type PresetInfo } from "./workload/presets.js";
 export { parseSetup, type RunSetup, type SetupOptions } from "./plan/setup.js";
+export { hostBytes } from "./plan/memoryPlan.js";
+export { OFFLOAD_KINDS, type Offload } from "./plan/offload.js";
+export { advise, type Advice, type AdviceReport, type AdviceRequest, type AdviceTarget } from "./advice/advise.js";
+export type { AdviceKind } from "./advice/costs.js";
+export type { AllocatorModel } from "./fit/allocator.js";
+export { gpusFit, type FitGpu, type GpuFit, type GpuLayout, type GpusFitOptions } from "./advice/gpusFit.js";
 
 /** Where to evaluate: a CUDA ordinal (measured), or an analytic target. */
 export interface TargetSpec {
@@ -33,9 +46,57 @@ export interface TargetSpec {
   fallback?: { gpu: string | GpuModel } | { memoryBytes: number };
 }
 
+/** Options of {@link findMaxBatch}: where to evaluate, the budget's limits, and how to probe. */
 export interface FindMaxBatchOptions extends TargetSpec, SearchLimits {
+  /**
+   * Write every probed byte (`cuMemsetD8`) and synchronize, so the memory is really backed
+   * (default true); false allocates only: faster, less certain.
+   */
   touch?: boolean;
+  /**
+   * Cancels the search: between probes, and a probe in flight before its next allocation (it frees
+   * what it holds); the promise rejects with the signal's reason.
+   */
   signal?: AbortSignal;
+  /**
+   * The cross-process lock on the device (default: taken, waiting up to 60 s for another vramfit
+   * process's probes; `ERR_DEVICE_BUSY` after that); false to probe without it.
+   */
+  lock?: DeviceLockOptions | false;
+}
+
+/** Options of {@link checkFits}: where to evaluate, the budget's limits, and how to probe. */
+export interface CheckFitsOptions extends TargetSpec, SearchLimits {
+  /** Write every probed byte and synchronize (default true); false allocates only. */
+  touch?: boolean;
+  /** Cancels the probe (it frees what it holds); the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** The cross-process lock on the device, as for {@link findMaxBatch}. */
+  lock?: DeviceLockOptions | false;
+}
+
+/**
+ * The memory plan of a workload run a given way: every tensor the run needs on the device
+ * (parameters, gradients, optimizer states, activations, KV cache, workspace), each
+ * `fixedBytes + perSampleBytes × batch`. Pure: touches no device. Both evaluators
+ * ({@link findMaxBatch}, {@link checkFits}) take it.
+ *
+ * @param workload - A preset or file as {@link resolveWorkload} returns it
+ *   (`resolveWorkload({ model: "bert-large" })`), or a raw affine workload
+ *   (`{ kind: "affine", parameterCount, perSampleBytes, fixedBytes }`).
+ * @param setup - How it runs: `mode` (`train`/`infer`), `precision`, `optimizer`, and optionally
+ *   `seq`, `image`, `checkpointing`, `attention`, `zeroStage` over `gpus`, `tp`, …
+ * @returns The plan; `description` says what was planned, `tensors` lists every allocation.
+ * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT` when the setup does not apply to the
+ *   workload (`seq` for a CNN, a `tp` that does not divide the heads, …).
+ * @example
+ * ```ts
+ * const plan = planMemory(resolveWorkload({ model: "bert-large" }), { mode: "train", precision: "amp", optimizer: "adamw", seq: 512 });
+ * console.log(plan.description, plan.tensors.length);
+ * ```
+ */
+export function planMemory(workload: Workload, setup: RunSetup): MemoryPlan {
+  return buildPlan(workload, setup);
 }
 
 function analyticTarget(spec: { gpu?: string | GpuModel; memoryBytes?: number }): AnalyticTarget | undefined {
@@ -62,12 +123,27 @@ async function resolve(spec: TargetSpec): Promise<Resolved> {
 }
 
 /**
- * The largest batch of `plan` that fits: measured with allocation probes on a GPU, or predicted
- * by the analytic model for `gpu`/`memoryBytes` (or `fallback` when no GPU is usable).
+ * The largest batch of `plan` that fits.
+ *
+ * On a GPU (`device`, default 0) it reads the free memory, predicts the answer for exactly that
+ * budget, and verifies it by allocating every tensor of the plan at that batch and the next
+ * (two probes when the model is right; on a miss it gallops and bisects). With `gpu` (a catalog
+ * id such as `H100-80GB`) or `memoryBytes` it answers analytically and touches no device; with
+ * `fallback` it answers analytically on that target when no GPU is usable, with `reason` saying why.
+ * There is no upper bound unless `maxBatch` sets one.
+ *
+ * @param plan - What to fit, from {@link planMemory}.
+ * @param options - The target, `reserveBytes`/`maxMemBytes`/`maxBatch`, `touch`, `signal`.
+ * @returns `batchSize` (0 when not even batch 1 fits), `source` (`device` or `analytic`),
+ *   `probes`, `budgetBytes`, `bytesAtBatch`, `predictedBatchSize`, `device`, `elapsedMs`.
+ * @throws {@link VramfitError} `ERR_GPU_REQUIRED` (no usable GPU and no `fallback`),
+ *   `ERR_INVALID_DEVICE`, `ERR_UNKNOWN_GPU`, `ERR_INVALID_ARGUMENT`, or `ERR_CUDA_*` for a driver failure.
  * @example
+ * ```ts
  * const plan = planMemory({ kind: "affine", parameterCount: 7e9, perSampleBytes: 2 ** 30, fixedBytes: 0 },
  *                         { mode: "train", precision: "fp32", optimizer: "sgd" });
  * const { batchSize, source } = await findMaxBatch(plan, { fallback: { gpu: "H100-80GB" } });
+ * ```
  */
 export async function findMaxBatch(plan: MemoryPlan, options: FindMaxBatchOptions = {}): Promise<BatchResult> {
   const resolved = await resolve(options);
@@ -75,29 +151,66 @@ export async function findMaxBatch(plan: MemoryPlan, options: FindMaxBatchOption
   return deviceBatch(resolved.addon, resolved.device, plan, options);
 }
 
-/** Does `plan` at `batch` fit the target? One probe on a GPU, or the analytic sum. */
-export async function checkFits(
-  plan: MemoryPlan,
-  batch: number,
-  options: TargetSpec & SearchLimits & { touch?: boolean } = {},
-): Promise<CheckResult> {
+/**
+ * Does `plan` at `batch` fit? On a GPU: one probe (every tensor allocated, touched, freed),
+ * refused without a probe when the planned bytes exceed the budget. On an analytic target: the
+ * plan's bytes, rounded as the allocator rounds them, against the budget.
+ *
+ * @param plan - What to fit, from {@link planMemory}.
+ * @param batch - The batch size to check (0 checks the fixed bytes alone).
+ * @param options - The target (as for {@link findMaxBatch}), `reserveBytes`, `maxMemBytes`, `touch`.
+ * @returns `fits`, `needBytes`, `budgetBytes`, `device`, `source`, `probes` (0 or 1), and
+ *   `reason` when the answer is analytic because no GPU was usable.
+ * @throws {@link VramfitError} as {@link findMaxBatch} does.
+ * @example
+ * ```ts
+ * const { fits, needBytes, budgetBytes } = await checkFits(plan, 32, { device: 0, reserveBytes: 2 ** 30 });
+ * if (!fits) process.exitCode = 1;
+ * ```
+ */
+export async function checkFits(plan: MemoryPlan, batch: number, options: CheckFitsOptions = {}): Promise<CheckResult> {
   const resolved = await resolve(options);
   if ("target" in resolved) return checkAnalytic(plan, batch, resolved.target, options, resolved.reason);
   return checkOnDevice(resolved.addon, resolved.device, plan, batch, options);
 }
 
-/** Every visible CUDA device with its free and used memory; [] when no GPU is usable. */
+/**
+ * Every visible CUDA device (as the driver enumerates them under `CUDA_VISIBLE_DEVICES`) with
+ * its name, UUID, PCI bus id, total, free and used bytes. Never throws for a missing GPU: it
+ * returns `[]` when no GPU is usable (no addon, no driver, no device); {@link backend} says why.
+ *
+ * @example
+ * ```ts
+ * for (const gpu of await devices()) console.log(gpu.ordinal, gpu.name, gpu.freeBytes);
+ * ```
+ */
 export async function devices(): Promise<DeviceReport[]> {
   const backend = await openBackend();
-  return backend.kind === "cuda" ? inventory(backend.addon) : [];
+  return backend.kind === "cuda" ? inventory(backend.addon, await openNvml()) : [];
 }
 
-/** `cudaMemGetInfo` for one device (creates its primary context once). */
+/**
+ * Free and total bytes of one device: exactly what `cudaMemGetInfo` reports
+ * (`cuMemGetInfo_v2` in the device's primary context, retained once per process, so a later
+ * PyTorch or onnxruntime context in the same process is the same one).
+ *
+ * @param device - The CUDA ordinal (default 0).
+ * @throws {@link VramfitError} `ERR_GPU_REQUIRED` when no GPU is usable, `ERR_INVALID_DEVICE`
+ *   for an ordinal the driver does not have.
+ * @example
+ * ```ts
+ * const { freeBytes, totalBytes } = await memGetInfo(0);
+ * ```
+ */
 export async function memGetInfo(device = 0): Promise<NativeMemInfo> {
   const backend = await openBackend();
   if (backend.kind === "none") throw new VramfitError("ERR_GPU_REQUIRED", `no usable GPU: ${backend.reason}`);
   return backend.addon.memGetInfo(device);
 }
 
-/** The backend this process uses: `cuda`, or `none` with the reason. */
+/**
+ * The backend this process uses: `cuda` (the addon and the driver loaded), or `none` with the
+ * reason and its code (`ERR_ADDON_NOT_FOUND`, `ERR_DRIVER_NOT_FOUND`, `ERR_NO_DEVICE`, …), which is
+ * what `vramfit info` prints. Loaded once per process; never throws.
+ */
 export { openBackend as backend };

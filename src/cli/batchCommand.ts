@@ -2,9 +2,15 @@
 import { ExitStatus } from "../errors.js";
 import { analyticBatch, deviceBatch, type BatchResult } from "../fit/findMaxBatch.js";
 import { formatBytes } from "../units.js";
+import type { Advice } from "../advice/advise.js";
+import { perDevice } from "../devices/perDevice.js";
+import { deviceAccess, warnIfBusy } from "./deviceAccess.js";
+import { hostBudget } from "./hostMemory.js";
 import { writeJson, type Io } from "./io.js";
+import { cliProgress, showProbes } from "./progress.js";
 import { renderTable } from "./table.js";
 import { resolveTargets, type TargetOptions } from "./targets.js";
+import { adviceFor, adviceTarget, checkHost, describeHost, renderAdvice, type HostCheck } from "./whenItDoesNotFit.js";
 import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 
 export interface BatchOptions extends WorkloadOptions, TargetOptions {
@@ -13,10 +19,17 @@ export interface BatchOptions extends WorkloadOptions, TargetOptions {
   maxBatch?: number;
   touch: boolean;
   json?: boolean;
+  minBatch?: number;
+  hostMemory?: number;
+  lockTimeout?: number;
 }
 
+/** A batch answer's JSON: the library's result, the host side of --offload, and advice below --min-batch. */
+type BatchReport = BatchResult & { host?: HostCheck; advice: Advice[]; adviceSummary?: string; adviceText?: string };
+
 export async function batchCommand(options: BatchOptions, io: Io): Promise<number> {
-  const { plan, assumed } = planFromOptions(options);
+  const planned = planFromOptions(options);
+  const { plan, assumed } = planned;
   const limits = {
     ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
     ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
@@ -25,23 +38,57 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
   const targets = await resolveTargets(options, "examples");
   let results: BatchResult[];
   if (targets.kind === "device") {
-    const { addon } = targets;
-    results = await Promise.all(targets.devices.map((d) => deviceBatch(addon, d, plan, { ...limits, touch: options.touch })));
+    const progress = cliProgress(io, options.json);
+    const addon = showProbes(targets.addon, progress);
+    const access = deviceAccess(options.lockTimeout, io);
+    const busy = warnIfBusy(targets.devices, io).catch(() => undefined); // NVML only: no context for it
+    // One search per device, all at once (a thread each in the addon); every one settles before any error is thrown.
+    try {
+      results = await perDevice(targets.devices, (d) => deviceBatch(addon, d, plan, { ...limits, ...access, touch: options.touch }));
+    } finally {
+      progress.done();
+    }
+    await busy;
   } else {
     results = await Promise.all(targets.targets.map((t) => analyticBatch(plan, t, limits, targets.reason)));
   }
   const many = options.device === "all" || (targets.kind === "analytic" && targets.fallback);
+  const hostMemory = hostBudget(options.hostMemory);
+  const host = checkHost(plan, hostMemory);
+  const wanted = options.minBatch ?? 1;
+  const reports: BatchReport[] = [];
+  for (const [i, r] of results.entries()) {
+    const report: BatchReport = { ...r, ...(host !== undefined && { host }), advice: [] };
+    if (r.batchSize < wanted) {
+      const adviceOptions = {
+        limits,
+        touch: options.touch,
+        ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),
+        ...(hostMemory !== undefined && { hostBudget: hostMemory }),
+        ...(targets.kind === "device" && { access: deviceAccess(options.lockTimeout, io) }),
+      };
+      const advice = await adviceFor(planned, adviceTarget(targets, i, r.budgetBytes, adviceOptions), wanted, adviceOptions, r.batchSize);
+      report.advice = advice.items;
+      report.adviceSummary = advice.summary;
+      report.adviceText = renderAdvice(advice, targetLabel(r));
+    }
+    reports.push(report);
+  }
 
   if (options.json) {
-    writeJson(io, many ? results : results[0]);
+    const json = reports.map(({ adviceText: _, ...r }) => r);
+    writeJson(io, many ? json : json[0]);
   } else {
     io.out(`workload  ${plan.description}${assumed.length > 0 ? ` (assumed ${assumed.join(" ")})` : ""}`);
     if (targets.kind === "analytic" && targets.fallback) {
       io.err(`${targets.reason}\nanalytic answers for common GPUs follow; name one with --gpu ID (see \`vramfit gpus\`) or --memory SIZE`);
     }
     io.out(renderBatchTable(results));
+    if (host !== undefined) io.out(`host      ${describeHost(host)}`);
+    for (const r of reports) if (r.adviceText !== undefined) io.out(r.adviceText);
   }
-  return results.some((r) => r.batchSize === 0) ? ExitStatus.doesNotFit : ExitStatus.ok;
+  const short = results.some((r) => r.batchSize === 0 || r.batchSize < wanted) || host?.fits === false;
+  return short ? ExitStatus.doesNotFit : ExitStatus.ok;
 }
 
 function targetLabel(result: BatchResult): string {

@@ -1,10 +1,15 @@
 // `vramfit check`: does a workload at --batch N, or a raw --need SIZE, fit? Exit 0 or 1.
 import { ExitStatus, invalidArgument } from "../errors.js";
-import { checkAnalytic, checkOnDevice, needPlan, type CheckResult } from "../fit/checkFits.js";
+import { checkAnalytic, needPlan, type CheckResult } from "../fit/checkFits.js";
 import { formatBytes } from "../units.js";
+import type { Advice } from "../advice/advise.js";
+import { checkDevices, deviceAccess } from "./deviceAccess.js";
+import { hostBudget } from "./hostMemory.js";
 import { writeJson, type Io } from "./io.js";
+import { cliProgress, showProbes } from "./progress.js";
 import { resolveTargets, type TargetOptions } from "./targets.js";
-import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
+import { adviceFor, adviceTarget, checkHost, describeHost, renderAdvice, type HostCheck } from "./whenItDoesNotFit.js";
+import { planFromOptions, type PlannedWorkload, type WorkloadOptions } from "./workloadOptions.js";
 
 export interface CheckOptions extends WorkloadOptions, TargetOptions {
   batch?: number;
@@ -13,9 +18,14 @@ export interface CheckOptions extends WorkloadOptions, TargetOptions {
   reserve?: number;
   touch: boolean;
   json?: boolean;
+  hostMemory?: number;
+  lockTimeout?: number;
 }
 
-function checkedPlan(options: CheckOptions): { plan: ReturnType<typeof needPlan>; batch: number } {
+/** A check's JSON: the library's result, with the host side of --offload and the advice when it does not fit. */
+type CheckReport = CheckResult & { gpuFits: boolean; host?: HostCheck; advice: Advice[]; adviceSummary?: string; adviceText?: string };
+
+function checkedPlan(options: CheckOptions): { plan: ReturnType<typeof needPlan>; batch: number; planned?: PlannedWorkload } {
   if (options.need !== undefined) {
     const workloadGiven = [options.model, options.hfConfig, options.spec, options.params].some((o) => o !== undefined);
     if (workloadGiven || options.batch !== undefined) {
@@ -24,31 +34,65 @@ function checkedPlan(options: CheckOptions): { plan: ReturnType<typeof needPlan>
     return { plan: needPlan(options.need), batch: 0 };
   }
   if (options.batch === undefined) throw invalidArgument("--batch", "none", "the batch size to check (or --need SIZE)");
-  return { plan: planFromOptions(options).plan, batch: options.batch };
+  const planned = planFromOptions(options);
+  return { plan: planned.plan, batch: options.batch, planned };
 }
 
 export async function checkCommand(options: CheckOptions, io: Io): Promise<number> {
-  const { plan, batch } = checkedPlan(options);
+  const { plan, batch, planned } = checkedPlan(options);
   const limits = {
     ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
     ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
   };
   const targets = await resolveTargets(options, "refuse");
-  const results: CheckResult[] =
-    targets.kind === "device"
-      ? await Promise.all(targets.devices.map((d) => checkOnDevice(targets.addon, d, plan, batch, { ...limits, touch: options.touch })))
-      : await Promise.all(targets.targets.map((t) => checkAnalytic(plan, batch, t, limits, targets.reason)));
+  const progress = cliProgress(io, options.json);
+  let results: CheckResult[];
+  try {
+    results =
+      targets.kind === "device"
+        ? await checkDevices(showProbes(targets.addon, progress), targets.devices, plan, batch, { limits, touch: options.touch, lockTimeoutMs: options.lockTimeout, needOnly: options.need !== undefined }, io)
+        : await Promise.all(targets.targets.map((t) => checkAnalytic(plan, batch, t, limits, targets.reason)));
+  } finally {
+    progress.done();
+  }
+  const hostMemory = hostBudget(options.hostMemory);
+  const host = checkHost(plan, hostMemory);
+  const reports: CheckReport[] = [];
+  for (const [i, r] of results.entries()) {
+    const report: CheckReport = { ...r, fits: r.fits && host?.fits !== false, gpuFits: r.fits, ...(host !== undefined && { host }), advice: [] };
+    if (!r.fits && planned !== undefined) {
+      const adviceOptions = {
+        limits,
+        touch: options.touch,
+        ...(hostMemory !== undefined && { hostBudget: hostMemory }),
+        ...(targets.kind === "device" && { access: deviceAccess(options.lockTimeout, io) }),
+      };
+      const advice = await adviceFor(planned, adviceTarget(targets, i, r.budgetBytes, adviceOptions), batch, adviceOptions);
+      report.advice = advice.items;
+      report.adviceSummary = advice.summary;
+      report.adviceText = renderAdvice(advice, where(r));
+    }
+    reports.push(report);
+  }
 
   if (options.json) {
-    writeJson(io, options.device === "all" ? results : results[0]);
+    const json = reports.map(({ adviceText: _, ...r }) => r);
+    writeJson(io, options.device === "all" ? json : json[0]);
   } else {
-    for (const r of results) io.out(describeCheck(r));
+    for (const r of reports) {
+      if (r.host === undefined) io.out(describeCheck(r));
+      else io.out(`${r.fits ? "fits" : `does not fit (${!r.gpuFits && r.host.fits === false ? "GPU and host memory" : r.gpuFits ? "host memory" : "GPU memory"})`}\n  GPU   ${describeCheck({ ...r, fits: r.gpuFits })}\n  host  ${describeHost(r.host)}`);
+      if (r.adviceText !== undefined) io.out(r.adviceText);
+    }
   }
-  return results.every((r) => r.fits) ? ExitStatus.ok : ExitStatus.doesNotFit;
+  return reports.every((r) => r.fits) ? ExitStatus.ok : ExitStatus.doesNotFit;
+}
+
+function where(r: CheckResult): string {
+  return r.device.ordinal !== null ? `device ${r.device.ordinal} (${r.device.name})` : (r.device.id ?? r.device.name);
 }
 
 function describeCheck(r: CheckResult): string {
-  const where = r.device.ordinal !== null ? `device ${r.device.ordinal} (${r.device.name})` : (r.device.id ?? r.device.name);
   const verdict = r.fits ? "fits" : "does not fit";
-  return `${verdict}: needs ${formatBytes(r.needBytes)} of a ${formatBytes(r.budgetBytes)} budget on ${where} [${r.source}]`;
+  return `${verdict}: needs ${formatBytes(r.needBytes)} of a ${formatBytes(r.budgetBytes)} budget on ${where(r)} [${r.source}]`;
 }

@@ -8,6 +8,7 @@ import { gpusCommand } from "./gpusCommand.js";
 import { modelsCommand } from "./modelsCommand.js";
 import { planCommand } from "./planCommand.js";
 import { infoCommand, type InfoOptions } from "./infoCommand.js";
+import { watchSignals } from "./interrupt.js";
 import { processIo, type Io } from "./io.js";
 import { optionsFor, type CommandName } from "./options.js";
 
@@ -31,7 +32,12 @@ function buildProgram(io: Io, setStatus: (status: number) => void): Command {
     .version(packageVersion())
     .exitOverride()
     .showSuggestionAfterError()
-    .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
+    .configureOutput({
+      writeOut: (text) => io.out(text),
+      writeErr: (text) => io.err(text),
+      // One line per error, the suggestion included: "error: unknown option '--mdoel' (Did you mean --model?)".
+      outputError: (text, write) => write(`${text.trimEnd().replace(/\s*\n\s*/g, " ")}\n`),
+    });
   for (const [name, command] of Object.entries(COMMANDS)) {
     const sub = program.command(name).description(command.summary).exitOverride();
     for (const spec of optionsFor(name as CommandName)) {
@@ -45,12 +51,30 @@ function buildProgram(io: Io, setStatus: (status: number) => void): Command {
   return program;
 }
 
-/** Runs the CLI on `argv` (without `node` and the script) and returns the exit status. */
+/**
+ * Runs the CLI on `argv` (without `node` and the script) and returns the exit status. For the real
+ * process (processIo) it also handles SIGINT and SIGTERM: see interrupt.ts.
+ */
 export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
+  const interruption = io === processIo ? watchSignals() : undefined;
+  try {
+    const status = await runCommand(argv, interruption ? { ...io, signal: interruption.signal } : io);
+    const reason: unknown = interruption?.signal.reason;
+    if (!(reason instanceof VramfitError)) return status;
+    // Interrupted, but the work finished first (or failed of it): still say so, and exit 130/143.
+    io.err(`vramfit: ${reason.message}`);
+    return exitStatusOf(reason);
+  } finally {
+    interruption?.dispose();
+  }
+}
+
+async function runCommand(argv: readonly string[], io: Io): Promise<number> {
   let status: number = ExitStatus.ok;
   const program = buildProgram(io, (s) => (status = s));
-  if (argv.length === 0) {
-    io.err(program.helpInformation());
+  // No command at all (`vramfit`, `vramfit --`): one line, like every other usage error.
+  if (!argv.some((arg) => !arg.startsWith("-") || ["-h", "--help", "-V", "--version"].includes(arg))) {
+    io.err(`vramfit: expected a command: ${Object.keys(COMMANDS).join(", ")} (\`vramfit --help\` explains each)`);
     return ExitStatus.usage;
   }
   try {
@@ -62,7 +86,8 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
       return error.exitCode === 0 ? ExitStatus.ok : ExitStatus.usage;
     }
     if (error instanceof VramfitError) {
-      io.err(`vramfit: ${error.message}`);
+      // An interruption is reported once, by run().
+      if (error !== io.signal?.reason) io.err(`vramfit: ${error.message}`);
       return exitStatusOf(error);
     }
     io.err(`vramfit: internal error: ${(error as Error).message ?? String(error)}`);

@@ -1,7 +1,8 @@
 // The one table of CLI options: commander definitions, value types and the README's reference.
 import { OPTIMIZERS, PRECISIONS } from "../plan/bytesPerParameter.js";
+import { OFFLOAD_KINDS } from "../plan/offload.js";
 import { ATTENTION_KINDS, MODES } from "../plan/setup.js";
-import { parseCount, parseDeviceSelection, parseSize } from "./parse.js";
+import { parseCount, parseDeviceSelection, parseDuration, parseSize } from "./parse.js";
 
 export type CommandName = "info" | "batch" | "check" | "plan" | "models" | "gpus";
 
@@ -20,8 +21,11 @@ export interface OptionSpec {
   defaultText?: string;
 }
 
-const WORKLOAD: readonly CommandName[] = ["batch", "check", "plan"];
+// `gpus` takes a workload with --fit.
+const WORKLOAD: readonly CommandName[] = ["batch", "check", "plan", "gpus"];
 const TARGET: readonly CommandName[] = ["batch", "check"];
+// `plan` takes a target for its budget line (no probes): --gpu, --memory, or a device's free memory.
+const TARGET_AND_PLAN: readonly CommandName[] = [...TARGET, "plan"];
 
 export const OPTIONS: readonly OptionSpec[] = [
   // Workload: exactly one source
@@ -44,19 +48,26 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--tp <n>", description: "tensor-parallel degree", commands: WORKLOAD, defaultText: "1" },
   { flags: "--sequence-parallel", description: "Megatron sequence parallelism with --tp", commands: WORKLOAD },
   { flags: "--generate <n>", description: "inference: tokens generated after the --seq prompt (KV cache)", commands: WORKLOAD, defaultText: "0" },
+  { flags: "--offload <what>", description: `model states in host memory: ${OFFLOAD_KINDS.filter((k) => k !== "none").join("|")} (ZeRO-Offload; params: ZeRO-3, or inference)`, commands: WORKLOAD, defaultText: "none" },
+  { flags: "--gpus-per-node <n>", description: "GPUs sharing one host's memory (for --offload)", commands: WORKLOAD, defaultText: "all of --gpus × --tp" },
   // check and plan
   { flags: "--batch <n>", description: "the batch size to check or break down", commands: ["check", "plan"], parse: (t) => parseCount("--batch", t), defaultText: "plan: 1" },
   { flags: "--need <size>", description: "a raw requirement instead of a workload (e.g. 40GiB)", commands: ["check"], parse: (t) => parseSize("--need", t) },
   // Target
-  { flags: "--device <n|all>", description: "CUDA device ordinal(s) to measure", commands: TARGET, parse: parseDeviceSelection, defaultText: "0" },
-  { flags: "--gpu <id>", description: "a catalog GPU (analytic), e.g. H100-80GB; see `vramfit gpus`", commands: TARGET },
-  { flags: "--memory <size>", description: "a raw memory budget (analytic), e.g. 24GiB", commands: TARGET, parse: (t) => parseSize("--memory", t) },
+  { flags: "--device <n|all>", description: "CUDA device ordinal(s) to measure", commands: TARGET_AND_PLAN, parse: parseDeviceSelection, defaultText: "0" },
+  { flags: "--gpu <id>", description: "a catalog GPU (analytic), e.g. H100-80GB; see `vramfit gpus`", commands: TARGET_AND_PLAN },
+  { flags: "--memory <size>", description: "a raw memory budget (analytic), e.g. 24GiB", commands: TARGET_AND_PLAN, parse: (t) => parseSize("--memory", t) },
   { flags: "--analytic", description: "do not touch the device: use the analytic model", commands: TARGET },
-  { flags: "--max-mem <size>", description: "the most this job may use", commands: TARGET, parse: (t) => parseSize("--max-mem", t) },
-  { flags: "--reserve <size>", description: "headroom to leave free", commands: TARGET, parse: (t) => parseSize("--reserve", t), defaultText: "0" },
+  { flags: "--max-mem <size>", description: "the most this job may use", commands: TARGET_AND_PLAN, parse: (t) => parseSize("--max-mem", t) },
+  { flags: "--reserve <size>", description: "headroom to leave free", commands: TARGET_AND_PLAN, parse: (t) => parseSize("--reserve", t), defaultText: "0" },
   { flags: "--max-batch <n>", description: "the largest batch to consider", commands: ["batch"], parse: (t) => parseCount("--max-batch", t) },
+  { flags: "--min-batch <n>", description: "batch: the smallest acceptable batch per GPU (below it: advice, exit 1); gpus --fit: the global batch to reach over data-parallel GPUs", commands: ["batch", "gpus"], parse: (t) => parseCount("--min-batch", t) },
+  { flags: "--host-memory <size>", description: "host memory for --offload", commands: TARGET, parse: (t) => parseSize("--host-memory", t), defaultText: "MemAvailable in /proc/meminfo" },
+  { flags: "--fit", description: "each catalog GPU's largest batch for the workload (and with --min-batch, how many GPUs)", commands: ["gpus"] },
   { flags: "--no-touch", description: "allocate without writing the memory (faster, less certain)", commands: TARGET },
   { flags: "--require-gpu", description: "exit 3 unless a GPU is usable (never fall back)", commands: ["info", "batch", "check"] },
+  { flags: "--lock-timeout <duration>", description: "how long to wait while another vramfit probes the same GPU (then exit 5), e.g. 30s, 500ms, 0", commands: TARGET, parse: (t) => parseDuration("--lock-timeout", t), defaultText: "60s" },
+  { flags: "--svg <file>", description: "write a chart of memory against batch size, with the budget line and the largest batch marked (needs a target: --gpu, --memory, or a GPU)", commands: ["plan"] },
   // Output
   { flags: "--json", description: "JSON on stdout, for scripts", commands: ["info", "batch", "check", "plan", "models", "gpus"] },
 ];

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { invalidArgument } from "../errors.js";
 import { buildPlan } from "../plan/buildPlan.js";
 import type { MemoryPlan } from "../plan/memoryPlan.js";
-import { assumedDefaults, parseSetup, type SetupOptions } from "../plan/setup.js";
+import { assumedDefaults, parseSetup, type RunSetup, type SetupOptions } from "../plan/setup.js";
 import { resolveWorkload, type ParsedFile } from "../workload/resolveWorkload.js";
 import type { Workload } from "../workload/workload.js";
 
@@ -19,6 +19,8 @@ export interface WorkloadOptions extends SetupOptions {
 export interface PlannedWorkload {
   workload: Workload;
   plan: MemoryPlan;
+  /** The run setup the options describe (what advice varies). */
+  setup: RunSetup;
   /** The defaults taken for options the user did not give, e.g. `--precision amp`. */
   assumed: string[];
 }
@@ -47,12 +49,13 @@ export function planFromOptions(options: WorkloadOptions): PlannedWorkload {
     ...(options.perSample !== undefined && { perSample: options.perSample }),
     ...(options.fixed !== undefined && { fixed: options.fixed }),
   });
-  const plan = buildPlan(workload, parseSetup(options));
+  const setup = parseSetup(options);
+  const plan = buildPlan(workload, setup);
   // Attention only applies to transformers; the raw affine workload has no layers to recompute.
   const assumed = assumedDefaults(options).filter(
     (a) =>
       (workload.kind === "transformer" || !a.startsWith("--attention")) &&
       (workload.kind !== "affine" || !a.startsWith("--checkpointing")),
   );
-  return { workload, plan, assumed };
+  return { workload, plan, setup, assumed };
 }
