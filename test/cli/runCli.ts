@@ -1,5 +1,5 @@
 // Spawns the built CLI (bin/vramfit.js → dist/) the way a job script would, with a chosen driver.
-import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { spawn, type ChildProcessByStdio, type SpawnOptions } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -29,12 +29,15 @@ export function simulatedGpus(devices: string, extra: Record<string, string> = {
 /** A machine with no driver at all. */
 export const NO_DRIVER = { VRAMFIT_CUDA_LIBRARY: "/nonexistent/libcuda.so.1" };
 
-/** Starts the CLI and leaves it running (to signal it, or to run several at once); `finished` settles at exit. */
-export function startCli(args: readonly string[], env: Record<string, string> = NO_DRIVER): { child: ChildProcessByStdio<null, Readable, Readable>; finished: Promise<CliRun & { signal: NodeJS.Signals | null }> } {
-  const child = spawn(process.execPath, [resolve(root, "bin", "vramfit.js"), ...args], {
-    env: { PATH: process.env.PATH ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+/** A spawned process and the promise of its collected output, settled at exit. */
+export interface Spawned {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  finished: Promise<CliRun & { signal: NodeJS.Signals | null }>;
+}
+
+/** Spawns a command with stdout and stderr collected: the one place tests start processes. */
+export function spawnCollected(command: string, args: readonly string[], options: SpawnOptions = {}): Spawned {
+  const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
   const finished = new Promise<CliRun & { signal: NodeJS.Signals | null }>((done, fail) => {
     let stdout = "";
     let stderr = "";
@@ -46,19 +49,13 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
   return { child, finished };
 }
 
+/** Starts the CLI and leaves it running (to signal it, or to run several at once); `finished` settles at exit. */
+export function startCli(args: readonly string[], env: Record<string, string> = NO_DRIVER): Spawned {
+  return spawnCollected(process.execPath, [resolve(root, "bin", "vramfit.js"), ...args], { env: { PATH: process.env.PATH ?? "", ...env } });
+}
+
 export function runCli(args: readonly string[], env: Record<string, string> = NO_DRIVER): Promise<CliRun> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [resolve(root, "bin", "vramfit.js"), ...args], {
-      env: { PATH: process.env.PATH ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", fail);
-    child.on("close", (status) => done({ status, stdout, stderr }));
-  });
+  return startCli(args, env).finished;
 }
 
 export async function runJson<T = Record<string, unknown>>(args: readonly string[], env?: Record<string, string>): Promise<CliRun & { json: T }> {

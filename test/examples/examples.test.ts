@@ -1,11 +1,10 @@
 // Each example in examples/ runs here against the simulated driver, the way its README says to run it.
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { root, runJson, simulatedGpus, type CliRun } from "../cli/runCli.js";
+import { root, runJson, simulatedGpus, spawnCollected, type CliRun } from "../cli/runCli.js";
 
 const H100 = "NVIDIA H100 80GB HBM3:85520809984:3221225472";
 const L4 = "NVIDIA L4:23580639232";
@@ -18,15 +17,7 @@ mkdirSync(binDir);
 symlinkSync(join(root, "bin", "vramfit.js"), join(binDir, "vramfit"));
 
 function run(command: string, args: readonly string[], env: Record<string, string>): Promise<CliRun> {
-  return new Promise((done, fail) => {
-    const child = spawn(command, args, { cwd: root, env: { PATH: `${binDir}:${process.env.PATH}`, HOME: scratch, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", fail);
-    child.on("close", (status) => done({ status, stdout, stderr }));
-  });
+  return spawnCollected(command, args, { cwd: root, env: { PATH: `${binDir}:${process.env.PATH}`, HOME: scratch, ...env } }).finished;
 }
 
 /** Runs a TypeScript example the way the README says: npm run example -- FILE ARGS (here: node scripts/run-ts.mjs). */

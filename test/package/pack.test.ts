@@ -2,7 +2,7 @@
 // compiler on the PATH and nothing but the npm registry (or its cache), then used from the CLI,
 // TypeScript, ESM and CommonJS. Also: where no prebuild loads and nothing can build, the install
 // still succeeds and `vramfit info` says why and how to fix it.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -11,7 +11,7 @@ import { formatMessage } from "publint/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readmeBlock } from "../../scripts/readme-library-example.mjs";
 import { transpile } from "../../scripts/run-ts.mjs";
-import { root, simulator } from "../cli/runCli.js";
+import { root, simulator, spawnCollected, type CliRun as Run } from "../cli/runCli.js";
 
 const H100 = { VRAMFIT_CUDA_LIBRARY: simulator, CUDASIM_DEVICES: "NVIDIA H100 80GB HBM3:85520809984:3221225472" };
 const scratch = mkdtempSync(join(tmpdir(), "vramfit-pack-"));
@@ -33,28 +33,11 @@ function bareBin(): string {
   return bin;
 }
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 let PATH = "";
 function run(command: string, args: readonly string[], env: Record<string, string> = {}, cwd = app): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(command, args, {
-      cwd,
-      // Only the npm cache and registry settings of this machine; no compiler can be found.
-      env: { PATH, HOME: process.env.HOME ?? scratch, npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? scratch, ".npm"), ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", fail);
-    child.on("close", (status) => done({ status, stdout, stderr }));
-  });
+  // Only the npm cache and registry settings of this machine; no compiler can be found.
+  const base = { PATH, HOME: process.env.HOME ?? scratch, npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? scratch, ".npm") };
+  return spawnCollected(command, args, { cwd, env: { ...base, ...env } }).finished;
 }
 const npm = (args: readonly string[], env: Record<string, string> = {}) => run(join(PATH, "npm"), ["--no-audit", "--no-fund", "--prefer-offline", ...args], env);
 const vramfit = (args: readonly string[], env: Record<string, string> = {}) => run(join(PATH, "npx"), ["--no-install", "vramfit", ...args], env);
