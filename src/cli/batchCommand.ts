@@ -10,7 +10,7 @@ import { writeJson, type Io } from "./io.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { renderTable } from "./table.js";
 import { resolveTargets, type TargetOptions } from "./targets.js";
-import { adviceFor, adviceTarget, checkHost, describeHost, renderAdvice, type HostCheck } from "./whenItDoesNotFit.js";
+import { adviceFields, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
 import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 
 export interface BatchOptions extends WorkloadOptions, TargetOptions {
@@ -67,10 +67,7 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
         ...(hostMemory !== undefined && { hostBudget: hostMemory }),
         ...(targets.kind === "device" && { access: deviceAccess(options.lockTimeout, io) }),
       };
-      const advice = await adviceFor(planned, adviceTarget(targets, i, r.budgetBytes, adviceOptions), wanted, adviceOptions, r.batchSize);
-      report.advice = advice.items;
-      report.adviceSummary = advice.summary;
-      report.adviceText = renderAdvice(advice, targetLabel(r));
+      Object.assign(report, await adviceFields(planned, targets, i, r.budgetBytes, wanted, adviceOptions, targetLabel(r), r.batchSize));
     }
     reports.push(report);
   }

@@ -8,7 +8,7 @@ import { hostBudget } from "./hostMemory.js";
 import { writeJson, type Io } from "./io.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { resolveTargets, type TargetOptions } from "./targets.js";
-import { adviceFor, adviceTarget, checkHost, describeHost, renderAdvice, type HostCheck } from "./whenItDoesNotFit.js";
+import { adviceFields, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
 import { planFromOptions, type PlannedWorkload, type WorkloadOptions } from "./workloadOptions.js";
 
 export interface CheckOptions extends WorkloadOptions, TargetOptions {
@@ -67,10 +67,7 @@ export async function checkCommand(options: CheckOptions, io: Io): Promise<numbe
         ...(hostMemory !== undefined && { hostBudget: hostMemory }),
         ...(targets.kind === "device" && { access: deviceAccess(options.lockTimeout, io) }),
       };
-      const advice = await adviceFor(planned, adviceTarget(targets, i, r.budgetBytes, adviceOptions), batch, adviceOptions);
-      report.advice = advice.items;
-      report.adviceSummary = advice.summary;
-      report.adviceText = renderAdvice(advice, where(r));
+      Object.assign(report, await adviceFields(planned, targets, i, r.budgetBytes, batch, adviceOptions, where(r)));
     }
     reports.push(report);
   }

@@ -91,6 +91,31 @@ export async function adviceFor(
   });
 }
 
+/** The advice fields a `batch` or `check` report carries (`adviceText` is for people, not JSON). */
+export interface AdviceFields {
+  advice: AdviceReport["items"];
+  adviceSummary: string;
+  adviceText: string;
+}
+
+/**
+ * The advice for result `index` of `targets`, measured where that result was (the same probes
+ * on a device, the same model elsewhere): what `batch` and `check` attach when it does not fit.
+ */
+export async function adviceFields(
+  planned: PlannedWorkload,
+  targets: Targets,
+  index: number,
+  budgetBytes: number,
+  targetBatch: number,
+  options: AdviceOptions,
+  where: string,
+  fromBatchSize?: number,
+): Promise<AdviceFields> {
+  const advice = await adviceFor(planned, adviceTarget(targets, index, budgetBytes, options), targetBatch, options, fromBatchSize);
+  return { advice: advice.items, adviceSummary: advice.summary, adviceText: renderAdvice(advice, where) };
+}
+
 /** The advice as people read it: a heading naming the target and the goal, then one row per change. */
 export function renderAdvice(report: AdviceReport, where: string): string {
   const heading = `advice    to fit batch ${report.targetBatch} on ${where} (max batch now ${report.fromBatchSize}): ${report.summary}`;
