@@ -6,13 +6,14 @@ import { fileURLToPath } from "node:url";
 import { VramfitError } from "../errors.js";
 import type { Addon, DriverInfo, NvmlInfo } from "./addonTypes.js";
 
+/** No library, and why: what both loaders return instead of throwing. */
+export type Unavailable = { kind: "none"; reason: string; code: string };
+
 /** The CUDA backend, or none with the reason (shown by `vramfit info` and analytic answers). */
-export type Backend =
-  | { kind: "cuda"; addon: Addon; driver: DriverInfo }
-  | { kind: "none"; reason: string; code: string };
+export type Backend = { kind: "cuda"; addon: Addon; driver: DriverInfo } | Unavailable;
 
 /** NVML, or none with the reason (vramfit then reads memory through CUDA, creating a context). */
-export type NvmlBackend = { kind: "nvml"; addon: Addon; info: NvmlInfo } | { kind: "none"; reason: string; code: string };
+export type NvmlBackend = { kind: "nvml"; addon: Addon; info: NvmlInfo } | Unavailable;
 
 export interface BackendOptions {
   /** An explicit path to `vramfit.node` (the escape hatch for bundlers and tests). */
@@ -75,21 +76,27 @@ let backend: Promise<Backend> | undefined;
 let nvml: Promise<NvmlBackend> | undefined;
 
 /**
+ * Loads the addon, then one driver library through it. A missing addon or a VramfitError from the
+ * library's loader becomes `none` with the reason; anything else is a bug and is thrown.
+ */
+async function openThroughAddon<T>(options: BackendOptions, load: (addon: Addon) => Promise<T>): Promise<T | Unavailable> {
+  const addon = (addonOnce ??= loadAddon(options.addonPath));
+  if ("reason" in addon) return { kind: "none", reason: addon.reason, code: "ERR_ADDON_NOT_FOUND" };
+  try {
+    return await load(addon);
+  } catch (error) {
+    if (!(error instanceof VramfitError)) throw error;
+    return { kind: "none", reason: error.message, code: error.code };
+  }
+}
+
+/**
  * Loads the addon and the CUDA driver once per process. Never throws: when either is missing
  * the backend is `none`, with the reason, and vramfit answers analytically.
  */
 export function openBackend(options: BackendOptions = {}): Promise<Backend> {
-  backend ??= (async (): Promise<Backend> => {
-    const addon = (addonOnce ??= loadAddon(options.addonPath));
-    if ("reason" in addon) return { kind: "none", reason: addon.reason, code: "ERR_ADDON_NOT_FOUND" };
-    const library = options.cudaLibrary ?? process.env.VRAMFIT_CUDA_LIBRARY ?? "libcuda.so.1";
-    try {
-      return { kind: "cuda", addon, driver: await addon.loadDriver(library) };
-    } catch (error) {
-      if (!(error instanceof VramfitError)) throw error;
-      return { kind: "none", reason: error.message, code: error.code };
-    }
-  })();
+  const library = options.cudaLibrary ?? process.env.VRAMFIT_CUDA_LIBRARY ?? "libcuda.so.1";
+  backend ??= openThroughAddon(options, async (addon) => ({ kind: "cuda" as const, addon, driver: await addon.loadDriver(library) }));
   return backend;
 }
 
@@ -98,16 +105,7 @@ export function openBackend(options: BackendOptions = {}): Promise<Backend> {
  * only the commands that want it pay). Never throws: without it vramfit reads memory through CUDA.
  */
 export function openNvml(options: BackendOptions = {}): Promise<NvmlBackend> {
-  nvml ??= (async (): Promise<NvmlBackend> => {
-    const addon = (addonOnce ??= loadAddon(options.addonPath));
-    if ("reason" in addon) return { kind: "none", reason: addon.reason, code: "ERR_ADDON_NOT_FOUND" };
-    const library = options.nvmlLibrary ?? process.env.VRAMFIT_NVML_LIBRARY ?? "libnvidia-ml.so.1";
-    try {
-      return { kind: "nvml", addon, info: await addon.loadNvml(library) };
-    } catch (error) {
-      if (!(error instanceof VramfitError)) throw error;
-      return { kind: "none", reason: error.message, code: error.code };
-    }
-  })();
+  const library = options.nvmlLibrary ?? process.env.VRAMFIT_NVML_LIBRARY ?? "libnvidia-ml.so.1";
+  nvml ??= openThroughAddon(options, async (addon) => ({ kind: "nvml" as const, addon, info: await addon.loadNvml(library) }));
   return nvml;
 }
