@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../cuda/cuda_driver_api.h"
+#include "shared_library.h"
 
 namespace vramfit {
 
@@ -17,21 +18,18 @@ struct DriverApi {
   PFN_cuDeviceGetUuid_v2 deviceGetUuid = nullptr;
 };
 
-// An open driver library with its functions bound; the destructor closes it.
+// An open driver library with its functions bound; closed when it goes (SharedLibrary).
 class DriverLibrary {
  public:
   // dlopen(path, RTLD_NOW | RTLD_LOCAL), then dlsym of every function. Throws NativeError:
   // ERR_DRIVER_NOT_FOUND with dlerror's text, or ERR_DRIVER_SYMBOL naming the missing function.
   explicit DriverLibrary(const std::string& path);
-  ~DriverLibrary();
-  DriverLibrary(const DriverLibrary&) = delete;
-  DriverLibrary& operator=(const DriverLibrary&) = delete;
 
   const DriverApi& api() const { return api_; }
   bool uuidV2() const { return api_.cuDeviceGetUuid_v2 != nullptr; }
 
  private:
-  void* handle_;
+  SharedLibrary library_;  // first: constructed before, and closed after, everything bound from it
   DriverApi api_;
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../nvml/nvml_api.h"
+#include "shared_library.h"
 
 namespace vramfit {
 
@@ -15,20 +16,17 @@ struct NvmlApi {
   PFN_nvmlErrorString nvmlErrorString = nullptr;
 };
 
-// An open NVML with its functions bound; the destructor closes it.
+// An open NVML with its functions bound; closed when it goes (SharedLibrary).
 class NvmlLibrary {
  public:
   // dlopen(path, RTLD_NOW | RTLD_LOCAL) and dlsym. Throws NativeError: ERR_NVML_NOT_FOUND with
   // dlerror's text, or ERR_NVML_SYMBOL naming the first required function missing.
   explicit NvmlLibrary(const std::string& path);
-  ~NvmlLibrary();
-  NvmlLibrary(const NvmlLibrary&) = delete;
-  NvmlLibrary& operator=(const NvmlLibrary&) = delete;
 
   const NvmlApi& api() const { return api_; }
 
  private:
-  void* handle_;
+  SharedLibrary library_;  // first: constructed before, and closed after, everything bound from it
   NvmlApi api_;
 };
 
