@@ -7,13 +7,13 @@ import { VramfitError } from "../errors.js";
 import type { Addon, DriverInfo, NvmlInfo } from "./addonTypes.js";
 
 /** No library, and why: what both loaders return instead of throwing. */
-export type Unavailable = { kind: "none"; reason: string; code: string };
+type Unavailable = { kind: "none"; reason: string; code: string };
 
 /** The CUDA backend, or none with the reason (shown by `vramfit info` and analytic answers). */
-export type Backend = { kind: "cuda"; addon: Addon; driver: DriverInfo } | Unavailable;
+export type Backend = { kind: "cuda"; addon: Addon; driver: DriverInfo } | { kind: "none"; reason: string; code: string };
 
 /** NVML, or none with the reason (vramfit then reads memory through CUDA, creating a context). */
-export type NvmlBackend = { kind: "nvml"; addon: Addon; info: NvmlInfo } | Unavailable;
+export type NvmlBackend = { kind: "nvml"; addon: Addon; info: NvmlInfo } | { kind: "none"; reason: string; code: string };
 
 export interface BackendOptions {
   /** An explicit path to `vramfit.node` (the escape hatch for bundlers and tests). */
