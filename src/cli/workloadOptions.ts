@@ -51,11 +51,6 @@ export function planFromOptions(options: WorkloadOptions): PlannedWorkload {
   });
   const setup = parseSetup(options);
   const plan = buildPlan(workload, setup);
-  // Attention only applies to transformers; the raw affine workload has no layers to recompute.
-  const assumed = assumedDefaults(options).filter(
-    (a) =>
-      (workload.kind === "transformer" || !a.startsWith("--attention")) &&
-      (workload.kind !== "affine" || !a.startsWith("--checkpointing")),
-  );
+  const assumed = assumedDefaults(options, workload.kind);
   return { workload, plan, setup, assumed };
 }

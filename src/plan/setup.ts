@@ -1,6 +1,7 @@
 // How a workload is run: training or inference, precision, optimizer, sequence/image size, parallelism.
 import { parseCount } from "../count.js";
 import { invalidArgument } from "../errors.js";
+import type { Workload } from "../workload/workload.js";
 import { OPTIMIZERS, PRECISIONS, ZERO_STAGES, type Optimizer, type Precision, type ZeroStage } from "./bytesPerParameter.js";
 import { OFFLOAD_KINDS, offloads, type Offload } from "./offload.js";
 
@@ -201,13 +202,16 @@ export function describeSetup(setup: RunSetup, options: { transformer?: boolean 
  * (`--precision amp`), for the CLI to print. seq and image are the model's and are named by the
  * plan's description instead.
  */
-export function assumedDefaults(options: SetupOptions): string[] {
+export function assumedDefaults(options: SetupOptions, workloadKind: Workload["kind"]): string[] {
   const assumed: string[] = [];
   const mode = options.mode ?? DEFAULT_SETUP.mode;
   if (options.mode === undefined) assumed.push(`--mode ${DEFAULT_SETUP.mode}`);
   if (options.precision === undefined) assumed.push(`--precision ${DEFAULT_SETUP.precision}`);
   if (mode === "train" && options.optimizer === undefined) assumed.push(`--optimizer ${DEFAULT_SETUP.optimizer}`);
-  if (options.attention === undefined) assumed.push(`--attention ${SETUP_DEFAULTS.attention}`);
-  if (mode === "train" && options.checkpointing === undefined) assumed.push(`--checkpointing ${SETUP_DEFAULTS.checkpointing}`);
+  // Attention applies to transformers only; a raw affine workload has no layers to recompute.
+  if (workloadKind === "transformer" && options.attention === undefined) assumed.push(`--attention ${SETUP_DEFAULTS.attention}`);
+  if (workloadKind !== "affine" && mode === "train" && options.checkpointing === undefined) {
+    assumed.push(`--checkpointing ${SETUP_DEFAULTS.checkpointing}`);
+  }
   return assumed;
 }

@@ -8,7 +8,9 @@ describe("parseSetup", () => {
     const setup = parseSetup({});
     expect(setup).toEqual({ mode: "train", precision: "amp", optimizer: "adamw" });
     expect(resolveSetup(setup)).toMatchObject({ checkpointing: "none", attention: "flash", zeroStage: 0, gpus: 1, tp: 1, sequenceParallel: false, generatedTokens: 0 });
-    expect(assumedDefaults({})).toEqual(["--mode train", "--precision amp", "--optimizer adamw", "--attention flash", "--checkpointing none"]);
+    expect(assumedDefaults({}, "transformer")).toEqual(["--mode train", "--precision amp", "--optimizer adamw", "--attention flash", "--checkpointing none"]);
+    expect(assumedDefaults({}, "cnn")).toEqual(["--mode train", "--precision amp", "--optimizer adamw", "--checkpointing none"]);
+    expect(assumedDefaults({}, "affine")).toEqual(["--mode train", "--precision amp", "--optimizer adamw"]);
   });
 
   test("every option, as commander hands them over", () => {
