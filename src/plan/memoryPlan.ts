@@ -11,13 +11,21 @@ export const CATEGORIES = [
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-/** One real allocation of the workload: `fixedBytes + perSampleBytes × batch` bytes. */
+/**
+ * One real allocation of the workload: `fixedBytes + perSampleBytes × batch` bytes, live from
+ * phase `firstPhase` to phase `lastPhase` of the step (indices into `MemoryPlan.phases`, both
+ * inclusive; absent: the first and the last phase, i.e. live for the whole step).
+ */
 export interface PlannedTensor {
   /** Where it comes from, e.g. `layers.3.attention.scores` or `optimizer.adam.exp_avg`. */
   name: string;
   category: Category;
   fixedBytes: number;
   perSampleBytes: number;
+  /** The first phase in which it is allocated (default 0). */
+  firstPhase?: number;
+  /** The last phase in which it is still allocated; it is freed after it (default: the last phase). */
+  lastPhase?: number;
 }
 
 export interface MemoryPlan {
@@ -25,7 +33,13 @@ export interface MemoryPlan {
   description: string;
   /** Parameters in the model (after sharding is *not* applied: the whole model). */
   parameterCount: number;
-  /** Device memory: what a probe allocates. */
+  /**
+   * The step as a timeline: the names of its phases in order (`forward layers.0`, …, `loss`,
+   * `backward layers.0`, `optimizer.step`, …). Memory is measured at each phase and the plan
+   * needs the maximum over them. Absent: one phase, `step`, in which every tensor is live.
+   */
+  phases?: string[];
+  /** Device memory: every allocation of the step, each live over its phases. */
   tensors: PlannedTensor[];
   /** Host memory of offloaded model states (`--offload`); absent when nothing is offloaded. */
   host?: HostPlan;
@@ -56,25 +70,110 @@ export function tensorBytes(tensor: PlannedTensor, batch: number): number {
   return tensor.fixedBytes + tensor.perSampleBytes * batch;
 }
 
-/** The allocation sizes a probe makes at a batch size (empty tensors are left out). */
-export function allocationSizes(plan: MemoryPlan, batch: number): number[] {
-  return plan.tensors.map((t) => tensorBytes(t, batch)).filter((bytes) => bytes > 0);
+/** The phase names of a plan (`["step"]` for a plan without a timeline). */
+export function phasesOf(plan: MemoryPlan): string[] {
+  return plan.phases !== undefined && plan.phases.length > 0 ? plan.phases : ["step"];
 }
 
-/** Σ fixed and Σ per-sample bytes: the plan's affine totals, before any allocator rounding. */
-export function planTotals(plan: MemoryPlan): { fixedBytes: number; perSampleBytes: number } {
-  let fixedBytes = 0;
-  let perSampleBytes = 0;
+/** The phases over which a tensor is live, as [first, last] indices (inclusive). */
+export function liveRange(plan: MemoryPlan, tensor: PlannedTensor): [number, number] {
+  return [tensor.firstPhase ?? 0, tensor.lastPhase ?? phasesOf(plan).length - 1];
+}
+
+/** Whether a tensor is allocated during a phase. */
+export function isLive(plan: MemoryPlan, tensor: PlannedTensor, phase: number): boolean {
+  const [first, last] = liveRange(plan, tensor);
+  return first <= phase && phase <= last;
+}
+
+/** The tensors allocated during a phase. */
+export function liveTensors(plan: MemoryPlan, phase: number): PlannedTensor[] {
+  return plan.tensors.filter((t) => isLive(plan, t, phase));
+}
+
+/** Each phase's live bytes as `fixedBytes + perSampleBytes × batch` (before any allocator rounding). */
+export function phaseTotals(plan: MemoryPlan): { fixedBytes: number; perSampleBytes: number }[] {
+  const totals = phasesOf(plan).map(() => ({ fixedBytes: 0, perSampleBytes: 0 }));
   for (const t of plan.tensors) {
-    fixedBytes += t.fixedBytes;
-    perSampleBytes += t.perSampleBytes;
+    const [first, last] = liveRange(plan, t);
+    for (let phase = first; phase <= last; phase++) {
+      totals[phase]!.fixedBytes += t.fixedBytes;
+      totals[phase]!.perSampleBytes += t.perSampleBytes;
+    }
   }
-  return { fixedBytes, perSampleBytes };
+  return totals;
 }
 
 /**
- * Bytes per category at a batch size (every category present, 0 when it does not apply).
- * `allocate` maps a tensor's bytes to what the allocator takes for it (rounding), if given.
+ * The phase with the most live bytes at a batch size (`allocate` maps a tensor's bytes to what
+ * the allocator takes for it); the earliest one on a tie.
+ */
+export function peakPhase(plan: MemoryPlan, batch: number, allocate: (bytes: number) => number = (bytes) => bytes): number {
+  const live = phasesOf(plan).map(() => 0);
+  for (const t of plan.tensors) {
+    const bytes = tensorBytes(t, batch);
+    if (bytes <= 0) continue;
+    const [first, last] = liveRange(plan, t);
+    for (let phase = first; phase <= last; phase++) live[phase]! += allocate(bytes);
+  }
+  let peak = 0;
+  for (let phase = 1; phase < live.length; phase++) if (live[phase]! > live[peak]!) peak = phase;
+  return peak;
+}
+
+/** One step of replaying a plan at a batch size: a tensor allocated, or freed. */
+export type AllocationEvent = { kind: "alloc"; tensor: number; bytes: number } | { kind: "free"; tensor: number };
+
+/**
+ * The plan at a batch size as the sequence of allocations and frees the step makes: phase by
+ * phase, first freeing what the previous phase was the last to use (latest allocated first), then
+ * allocating what the phase starts to use (in the order of `tensors`). Tensors live to the end
+ * of the step are never freed. Empty tensors are left out. `tensor` indexes `plan.tensors`.
+ */
+export function allocationEvents(plan: MemoryPlan, batch: number): AllocationEvent[] {
+  const phases = phasesOf(plan).length;
+  const starting: number[][] = Array.from({ length: phases }, () => []);
+  const ending: number[][] = Array.from({ length: phases }, () => []);
+  plan.tensors.forEach((t, i) => {
+    if (tensorBytes(t, batch) <= 0) return;
+    const [first, last] = liveRange(plan, t);
+    starting[first]!.push(i);
+    if (last < phases - 1) ending[last]!.push(i);
+  });
+  const events: AllocationEvent[] = [];
+  for (let phase = 0; phase < phases; phase++) {
+    if (phase > 0) for (const i of [...ending[phase - 1]!].reverse()) events.push({ kind: "free", tensor: i });
+    for (const i of starting[phase]!) events.push({ kind: "alloc", tensor: i, bytes: tensorBytes(plan.tensors[i]!, batch) });
+  }
+  return events;
+}
+
+/** The allocation sizes live at the plan's peak phase at a batch size (empty tensors are left out). */
+export function allocationSizes(plan: MemoryPlan, batch: number): number[] {
+  const peak = peakPhase(plan, batch);
+  return plan.tensors.filter((t) => isLive(plan, t, peak)).map((t) => tensorBytes(t, batch)).filter((bytes) => bytes > 0);
+}
+
+/**
+ * The plan's affine totals, before any allocator rounding: Σ fixed and Σ per-sample bytes of
+ * what is live at the peak phase for `batch` (default: the phase with the most per-sample bytes,
+ * which is the peak at large batches).
+ */
+export function planTotals(plan: MemoryPlan, batch?: number): { fixedBytes: number; perSampleBytes: number } {
+  const totals = phaseTotals(plan);
+  if (batch !== undefined) return totals[peakPhase(plan, batch)]!;
+  let best = 0;
+  for (let phase = 1; phase < totals.length; phase++) {
+    const t = totals[phase]!;
+    const b = totals[best]!;
+    if (t.perSampleBytes > b.perSampleBytes || (t.perSampleBytes === b.perSampleBytes && t.fixedBytes > b.fixedBytes)) best = phase;
+  }
+  return totals[best]!;
+}
+
+/**
+ * Bytes per category live at the peak phase for a batch size (every category present, 0 when it
+ * does not apply). `allocate` maps a tensor's bytes to what the allocator takes for it (rounding), if given.
  */
 export function bytesByCategory(
   plan: MemoryPlan,
@@ -82,9 +181,10 @@ export function bytesByCategory(
   allocate: (bytes: number) => number = (bytes) => bytes,
 ): Record<Category, number> {
   const totals = Object.fromEntries(CATEGORIES.map((c) => [c, 0])) as Record<Category, number>;
+  const peak = peakPhase(plan, batch, allocate);
   for (const t of plan.tensors) {
     const bytes = tensorBytes(t, batch);
-    if (bytes > 0) totals[t.category] += allocate(bytes);
+    if (bytes > 0 && isLive(plan, t, peak)) totals[t.category] += allocate(bytes);
   }
   return totals;
 }
