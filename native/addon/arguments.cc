@@ -28,6 +28,16 @@ bool IsIntegerIn(const Napi::Value& value, double max) {
   return std::isfinite(number) && std::trunc(number) == number && number >= 0 && number <= max;
 }
 
+const char kBytesExpectation[] = "a non-negative integer number of bytes (at most 2^53)";
+
+// options[name] as a byte count; nullopt when undefined.
+std::optional<size_t> OptionalBytes(const Napi::Object& options, const char* name) {
+  Napi::Value value = options.Get(name);
+  if (value.IsUndefined()) return std::nullopt;
+  if (!IsIntegerIn(value, kMaxSafeBytes)) Reject(std::string("options.") + name, kBytesExpectation, value);
+  return static_cast<size_t>(value.As<Napi::Number>().DoubleValue());
+}
+
 }  // namespace
 
 std::string LibraryPathArgument(const Napi::Value& value, const char* library) {
@@ -53,7 +63,7 @@ std::vector<size_t> SizesArgument(const Napi::Value& value) {
   for (uint32_t i = 0; i < array.Length(); ++i) {
     Napi::Value size = array.Get(i);
     if (!IsIntegerIn(size, kMaxSafeBytes)) {
-      Reject("sizes[" + std::to_string(i) + "]", "a non-negative integer number of bytes (at most 2^53)", size);
+      Reject("sizes[" + std::to_string(i) + "]", kBytesExpectation, size);
     }
     sizes.push_back(static_cast<size_t>(size.As<Napi::Number>().DoubleValue()));
   }
@@ -75,6 +85,9 @@ ProbeOptions ProbeOptionsArgument(const Napi::Value& options) {
   ProbeOptions result;
   if (options.IsUndefined()) return result;
   if (!options.IsObject()) Reject("probe options", "an object like { touch: true }", options);
+  Napi::Object object = options.As<Napi::Object>();
+  if (std::optional<size_t> reserve = OptionalBytes(object, "reserveBytes")) result.reserveBytes = *reserve;
+  result.limitBytes = OptionalBytes(object, "limitBytes");
   Napi::Value touch = options.As<Napi::Object>().Get("touch");
   if (!touch.IsUndefined()) {
     if (!touch.IsBoolean()) Reject("options.touch", "a boolean", touch);

@@ -5,6 +5,7 @@
 #include <napi.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,14 @@ class CancelFlag {
 struct ProbeOptions {
   bool touch = false;
   CancelFlag cancel;
+  // Free memory the probe must leave on the device (0: none, and no check).
+  size_t reserveBytes = 0;
+  // Most bytes the probe may allocate, requested sizes summed (--max-mem); unset: no cap.
+  std::optional<size_t> limitBytes;
 };
 
-// { touch?: boolean, cancel?: Int32Array }; options may be undefined (no touch, no cancel).
+// { touch?: boolean, cancel?: Int32Array, reserveBytes?: number, limitBytes?: number };
+// options may be undefined (no touch, no cancel, no reserve, no cap).
 ProbeOptions ProbeOptionsArgument(const Napi::Value& options);
 
 }  // namespace vramfit

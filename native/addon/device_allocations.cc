@@ -29,6 +29,13 @@ void DeviceAllocations::Touch(const std::function<bool()>& cancelled) {
   CheckCuda(api_, api_.cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
+void DeviceAllocations::FreeLast() {
+  if (blocks_.empty()) return;
+  Block block = blocks_.back();
+  blocks_.pop_back();
+  CheckCuda(api_, api_.cuMemFree_v2(block.pointer), "cuMemFree_v2");
+}
+
 void DeviceAllocations::FreeAll() {
   std::vector<Block> blocks;
   blocks.swap(blocks_);  // from here on the destructor has nothing left to free

@@ -32,6 +32,9 @@ class DeviceAllocations {
   // unknown, and a failing free is usually a sticky context error that a retry repeats): it
   // may stay allocated until the primary context is released at exit.
   void FreeAll();
+  // Frees the block allocated last (the probe gives back one that crossed the reserve). Throws
+  // NativeError when cuMemFree_v2 fails; the block is then no longer tracked, as in FreeAll.
+  void FreeLast();
 
   size_t count() const { return blocks_.size(); }
 

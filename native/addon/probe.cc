@@ -1,4 +1,11 @@
-// probe(ordinal, sizes, options): does this set of tensors fit on the device right now?
+// probe(ordinal, sizes, options): does this set of allocations fit on the device right now, within
+// the reserve and the cap?
+//
+// The reserve is enforced here, next to the allocations, because only here is the free memory
+// read between them: another process may allocate while a probe runs, and a check made in JS
+// before the probe cannot see that.
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -12,6 +19,19 @@
 namespace vramfit {
 namespace {
 
+// Why a probe did not fit; the strings are NativeProbeLimit in src/native/addonTypes.ts.
+enum class Limit { kNone, kOutOfMemory, kReserve, kMaxMem };
+
+const char* LimitName(Limit limit) {
+  switch (limit) {
+    case Limit::kOutOfMemory: return "out-of-memory";
+    case Limit::kReserve: return "reserve";
+    case Limit::kMaxMem: return "max-mem";
+    case Limit::kNone: break;
+  }
+  return nullptr;
+}
+
 class ProbeTask : public DeviceTask {
  public:
   ProbeTask(Napi::Env env, int ordinal, std::vector<size_t> sizes, ProbeOptions options)
@@ -20,26 +40,73 @@ class ProbeTask : public DeviceTask {
  private:
   bool Cancelled() const { return options_.cancel.Raised(); }
 
+  // cuMemGetInfo_v2's free bytes, remembered as the lowest seen.
+  size_t ReadFree(const DriverApi& api) {
+    size_t freeBytes = 0, totalBytes = 0;
+    CheckCuda(api, api.cuMemGetInfo_v2(&freeBytes, &totalBytes), "cuMemGetInfo_v2");
+    minFreeBytes_ = std::min(minFreeBytes_, freeBytes);
+    return freeBytes;
+  }
+
+  void Refuse(size_t index, Limit limit) {
+    failedIndex_ = static_cast<long long>(index);
+    limit_ = limit;
+  }
+
+  // Each allocation is checked against the cap (requested bytes, no driver call), then against
+  // the reserve (the free memory last read, before allocating), then tried. With a reserve, free
+  // memory is read again after each allocation: the driver's rounding, or another process
+  // allocating between the reading and the allocation, may have taken it below the reserve, and
+  // then the allocation is given back at once and the probe stops there. Without a reserve there
+  // is nothing to check, and the probe makes no more driver calls than it must.
   void Run() override {
     Driver& driver = Driver::Get();
     const DriverApi& api = driver.api();
     if (Cancelled()) throw Aborted();  // cancelled while queued behind another probe
     DeviceSession session(driver, ordinal_);  // one probe per device at a time
     DeviceAllocations allocations(api);       // declared after the session: freed while it is current
+    const size_t reserve = options_.reserveBytes;
+    const bool guarded = reserve > 0;
+    size_t freeBytes = ReadFree(api);
+    freeBytesAtStart_ = freeBytes;
+    size_t peakFreeBytes = freeBytes;  // the last reading with every block then held kept
     for (size_t i = 0; i < sizes_.size(); ++i) {
       if (Cancelled()) Abort(allocations);
-      if (sizes_[i] == 0) continue;  // the driver rejects 0-byte allocations; they need no memory
-      if (!allocations.TryAllocate(sizes_[i])) {
-        failedIndex_ = static_cast<long long>(i);
+      const size_t size = sizes_[i];
+      if (size == 0) continue;  // the driver rejects 0-byte allocations; they need no memory
+      if (options_.limitBytes && size > *options_.limitBytes - allocatedBytes_) {
+        Refuse(i, Limit::kMaxMem);
         break;
       }
+      if (guarded && (freeBytes < reserve || size > freeBytes - reserve)) {
+        Refuse(i, Limit::kReserve);
+        break;
+      }
+      if (!allocations.TryAllocate(size)) {
+        Refuse(i, Limit::kOutOfMemory);
+        break;
+      }
+      if (guarded) {
+        freeBytes = ReadFree(api);
+        if (freeBytes < reserve) {
+          allocations.FreeLast();
+          Refuse(i, Limit::kReserve);
+          break;
+        }
+        peakFreeBytes = freeBytes;
+      }
+      allocatedBytes_ += size;
     }
-    if (failedIndex_ < 0 && options_.touch) {
+    bool touched = false;
+    if (limit_ == Limit::kNone && options_.touch) {
       allocations.Touch([this] { return Cancelled(); });
       if (Cancelled()) Abort(allocations);
+      touched = true;
     }
-    size_t totalBytes = 0;
-    CheckCuda(api, api.cuMemGetInfo_v2(&freeBytesAtPeak_, &totalBytes), "cuMemGetInfo_v2");
+    // Unguarded, free memory at the peak has not been read yet; touched, backing the memory may
+    // have changed it.
+    if (!guarded || touched) peakFreeBytes = ReadFree(api);
+    freeBytesAtPeak_ = peakFreeBytes;
     allocated_ = allocations.count();
     allocations.FreeAll();  // reports a failed free; the destructor only covers error paths
   }
@@ -56,10 +123,14 @@ class ProbeTask : public DeviceTask {
 
   Napi::Value Result(Napi::Env env) override {
     Napi::Object result = Napi::Object::New(env);
-    result.Set("fits", failedIndex_ < 0);
+    result.Set("fits", limit_ == Limit::kNone);
     result.Set("failedIndex", static_cast<double>(failedIndex_));
     result.Set("allocated", static_cast<double>(allocated_));
     result.Set("freeBytesAtPeak", static_cast<double>(freeBytesAtPeak_));
+    result.Set("limit", limit_ == Limit::kNone ? env.Null() : Napi::String::New(env, LimitName(limit_)));
+    result.Set("allocatedBytes", static_cast<double>(allocatedBytes_));
+    result.Set("freeBytesAtStart", static_cast<double>(freeBytesAtStart_));
+    result.Set("minFreeBytes", static_cast<double>(minFreeBytes_));
     return result;
   }
 
@@ -69,8 +140,12 @@ class ProbeTask : public DeviceTask {
   std::vector<size_t> sizes_;
   ProbeOptions options_;
   long long failedIndex_ = -1;
-  size_t allocated_ = 0;  // successful cuMemAlloc_v2 calls; skipped 0-byte sizes are not counted
+  Limit limit_ = Limit::kNone;
+  size_t allocated_ = 0;       // successful cuMemAlloc_v2 calls kept; skipped 0-byte sizes are not counted
+  size_t allocatedBytes_ = 0;  // their requested bytes, summed
+  size_t freeBytesAtStart_ = 0;
   size_t freeBytesAtPeak_ = 0;
+  size_t minFreeBytes_ = SIZE_MAX;
 };
 
 }  // namespace

@@ -49,18 +49,56 @@ export interface NativeProbeOptions {
    * SharedArrayBuffer, since the device thread reads it while JS writes it.
    */
   cancel?: Int32Array;
+  /**
+   * Free memory the probe must leave on the device (default 0: no check). The addon reads
+   * `cuMemGetInfo_v2` before the first allocation and after each one: it refuses an allocation
+   * whose size would take the free memory last read below the reserve, and gives back at once an
+   * allocation after which free memory is found below it (the driver's rounding, or another
+   * process allocating between the reading and the allocation). Either way the probe stops there:
+   * `fits: false`, `limit: "reserve"`, `failedIndex` that allocation.
+   */
+  reserveBytes?: number;
+  /**
+   * Most bytes the probe may allocate, its requested sizes summed (`--max-mem` less what the job
+   * spends elsewhere); unset: no cap. The allocation that would exceed it is not attempted:
+   * `fits: false`, `limit: "max-mem"`. Driver rounding is not counted (the allocator emulation
+   * hands over whole segments).
+   */
+  limitBytes?: number;
 }
+
+/**
+ * Why a probe did not fit: the driver ran out of memory (`CUDA_ERROR_OUT_OF_MEMORY`), the
+ * allocation would have taken free memory below `reserveBytes`, or it would have exceeded
+ * `limitBytes`. Checked in the order max-mem, reserve, out-of-memory.
+ */
+export type NativeProbeLimit = "out-of-memory" | "reserve" | "max-mem";
 
 /** The outcome of one allocation probe. Out-of-memory is a result, not an error. */
 export interface NativeProbeResult {
-  /** Every size was allocated. */
+  /** Every size was allocated (within the reserve and the cap). */
   fits: boolean;
-  /** Index into `sizes` of the allocation that ran out of memory; -1 when `fits`. */
+  /** Index into `sizes` of the allocation that was refused or ran out of memory; -1 when `fits`. */
   failedIndex: number;
-  /** Number of allocations that succeeded (and were then freed). */
+  /** Number of allocations that succeeded and were kept until the peak (then freed). */
   allocated: number;
-  /** `cuMemGetInfo_v2` free bytes with every successful allocation still held (the peak). */
+  /**
+   * `cuMemGetInfo_v2` free bytes with every kept allocation still held (the peak): read after the
+   * last allocation (after touching, with `touch`).
+   */
   freeBytesAtPeak: number;
+  /** Why it does not fit; null when `fits`. */
+  limit: NativeProbeLimit | null;
+  /** The requested bytes of the kept allocations, summed (what `limitBytes` is held against). */
+  allocatedBytes: number;
+  /** `cuMemGetInfo_v2` free bytes before the first allocation (vramfit's context already counted). */
+  freeBytesAtStart: number;
+  /**
+   * The lowest `cuMemGetInfo_v2` free bytes the probe read. With a reserve, free memory is read
+   * after every allocation, so this includes the reading after an allocation that was then given
+   * back; without one, only the start and the peak are read.
+   */
+  minFreeBytes: number;
 }
 
 /** What `loadNvml` found: which of NVML's versioned functions this library has. */
@@ -142,8 +180,9 @@ export interface Addon {
    */
   memGetInfo(ordinal: number): Promise<NativeMemInfo>;
   /**
-   * Allocates each size in order with `cuMemAlloc_v2` (a size of 0 is skipped), optionally touches
-   * them, reads free memory at the peak, frees everything. Probes on one device are serialized.
+   * Allocates each size in order with `cuMemAlloc_v2` (a size of 0 is skipped), within
+   * `reserveBytes` and `limitBytes`, optionally touches them, reads free memory at the peak, frees
+   * everything (also on every error and on cancel). Probes on one device are serialized.
    */
   probe(ordinal: number, sizes: readonly number[], options: NativeProbeOptions): Promise<NativeProbeResult>;
   /**

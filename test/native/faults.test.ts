@@ -42,7 +42,16 @@ describe("errors during a probe", () => {
 
   it("an injected out-of-memory is still a result, not an error", async () => {
     const result = await withFault("cuMemAlloc_v2:2:1", () => addon.probe(0, sizes, { touch: true }));
-    expect(result).toEqual({ fits: false, failedIndex: 1, allocated: 1, freeBytesAtPeak: freeBytes - 64 * MiB });
+    expect(result).toEqual({
+      fits: false,
+      failedIndex: 1,
+      allocated: 1,
+      freeBytesAtPeak: freeBytes - 64 * MiB,
+      limit: "out-of-memory",
+      allocatedBytes: 64 * MiB,
+      freeBytesAtStart: freeBytes,
+      minFreeBytes: freeBytes - 64 * MiB,
+    });
     await expectNoLeak();
   });
 

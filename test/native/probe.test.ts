@@ -1,7 +1,8 @@
-// probe(): allocation boundaries, granularity rounding, cleanup, serialization, and threading.
+// probe(): allocation boundaries, granularity rounding, the reserve and the cap, cleanup,
+// serialization, and threading.
 import { beforeAll, describe, expect, it } from "vitest";
 
-import type { Addon } from "../../src/native/addonTypes.js";
+import type { Addon, NativeProbeOptions, NativeProbeResult } from "../../src/native/addonTypes.js";
 import { GiB, MiB, rejection, startSimulator } from "./simulator.js";
 
 const G = 2 * MiB; // the simulator's default allocation granularity, as on real GPUs
@@ -10,6 +11,21 @@ const freeBytes = GiB - 100 * MiB; // 462 granules
 const syncDelayMs = 50;
 
 let addon: Addon;
+
+/** A probe's full result: the fields each test cares about, over those of a probe that fits and touched nothing. */
+function outcome(fields: Partial<NativeProbeResult> & Pick<NativeProbeResult, "freeBytesAtPeak">): NativeProbeResult {
+  const fits = fields.fits ?? true;
+  return {
+    fits,
+    failedIndex: -1,
+    allocated: 0,
+    limit: fits ? null : "out-of-memory",
+    allocatedBytes: 0,
+    freeBytesAtStart: freeBytes,
+    minFreeBytes: Math.min(freeBytes, fields.freeBytesAtPeak),
+    ...fields,
+  };
+}
 
 beforeAll(async () => {
   ({ addon } = await startSimulator({
@@ -21,30 +37,17 @@ beforeAll(async () => {
 
 describe("the fit boundary", () => {
   it("exactly the free memory fits, leaving nothing free at the peak", async () => {
-    expect(await addon.probe(0, [freeBytes], { touch: true })).toEqual({
-      fits: true,
-      failedIndex: -1,
-      allocated: 1,
-      freeBytesAtPeak: 0,
-    });
+    expect(await addon.probe(0, [freeBytes], { touch: true })).toEqual(outcome({ allocated: 1, allocatedBytes: freeBytes, freeBytesAtPeak: 0 }));
   });
 
   it("one granule more does not fit, and the failure is a result, not an error", async () => {
-    expect(await addon.probe(0, [freeBytes + G], { touch: true })).toEqual({
-      fits: false,
-      failedIndex: 0,
-      allocated: 0,
-      freeBytesAtPeak: freeBytes,
-    });
+    expect(await addon.probe(0, [freeBytes + G], { touch: true })).toEqual(outcome({ fits: false, failedIndex: 0, freeBytesAtPeak: freeBytes }));
   });
 
   it("reports the index that ran out and the free memory with the earlier ones held", async () => {
-    expect(await addon.probe(0, [100 * MiB, 200 * MiB, freeBytes, 4], { touch: false })).toEqual({
-      fits: false,
-      failedIndex: 2,
-      allocated: 2,
-      freeBytesAtPeak: freeBytes - 300 * MiB,
-    });
+    expect(await addon.probe(0, [100 * MiB, 200 * MiB, freeBytes, 4], { touch: false })).toEqual(
+      outcome({ fits: false, failedIndex: 2, allocated: 2, allocatedBytes: 300 * MiB, freeBytesAtPeak: freeBytes - 300 * MiB }),
+    );
   });
 });
 
@@ -58,24 +61,14 @@ describe("granularity", () => {
   it("two tensors of one granule plus a byte take two granules each", async () => {
     // By raw bytes these need freeBytes - G + 2 and would fit; rounded they need freeBytes + G.
     const tooMany = await addon.probe(0, [freeBytes - 3 * G, G + 1, G + 1], { touch: true });
-    expect(tooMany).toEqual({ fits: false, failedIndex: 2, allocated: 2, freeBytesAtPeak: G });
+    expect(tooMany).toEqual(outcome({ fits: false, failedIndex: 2, allocated: 2, allocatedBytes: freeBytes - 2 * G + 1, freeBytesAtPeak: G }));
     const exact = await addon.probe(0, [freeBytes - 4 * G, G + 1, G + 1], { touch: true });
-    expect(exact).toEqual({ fits: true, failedIndex: -1, allocated: 3, freeBytesAtPeak: 0 });
+    expect(exact).toEqual(outcome({ allocated: 3, allocatedBytes: freeBytes - 2 * G + 2, freeBytesAtPeak: 0 }));
   });
 
   it("skips zero-byte sizes instead of failing on them", async () => {
-    expect(await addon.probe(0, [0, G, 0], { touch: true })).toEqual({
-      fits: true,
-      failedIndex: -1,
-      allocated: 1,
-      freeBytesAtPeak: freeBytes - G,
-    });
-    expect(await addon.probe(0, [], { touch: false })).toEqual({
-      fits: true,
-      failedIndex: -1,
-      allocated: 0,
-      freeBytesAtPeak: freeBytes,
-    });
+    expect(await addon.probe(0, [0, G, 0], { touch: true })).toEqual(outcome({ allocated: 1, allocatedBytes: G, freeBytesAtPeak: freeBytes - G }));
+    expect(await addon.probe(0, [], { touch: false })).toEqual(outcome({ freeBytesAtPeak: freeBytes }));
   });
 });
 
@@ -110,7 +103,7 @@ describe("concurrency", () => {
       addon.probe(0, [size], { touch: true }),
     ]);
     for (const result of results) {
-      expect(result).toEqual({ fits: true, failedIndex: -1, allocated: 1, freeBytesAtPeak: freeBytes - size });
+      expect(result).toEqual(outcome({ allocated: 1, allocatedBytes: size, freeBytesAtPeak: freeBytes - size }));
     }
   });
 
@@ -121,6 +114,72 @@ describe("concurrency", () => {
     await addon.probe(0, [G], { touch: true });
     expect(performance.now() - started).toBeGreaterThanOrEqual(syncDelayMs - 5);
     expect(timerFired).toBe(true);
+  });
+});
+
+describe("the reserve: free memory the probe must leave", () => {
+  const R = 100 * MiB;
+
+  it("takes free memory down to the reserve exactly, and no further", async () => {
+    expect(await addon.probe(0, [freeBytes - R], { touch: true, reserveBytes: R })).toEqual(
+      outcome({ allocated: 1, allocatedBytes: freeBytes - R, freeBytesAtPeak: R }),
+    );
+  });
+
+  it("refuses, before allocating, the allocation that would cross it: a result naming the limit", async () => {
+    const result = await addon.probe(0, [G, freeBytes - R - G + 1, G], { touch: true, reserveBytes: R });
+    // The driver could have given these bytes (they are below freeBytes): only the reserve says no.
+    expect(result).toEqual(outcome({ fits: false, failedIndex: 1, limit: "reserve", allocated: 1, allocatedBytes: G, freeBytesAtPeak: freeBytes - G }));
+    expect(await addon.memGetInfo(0)).toEqual({ freeBytes, totalBytes });
+  });
+
+  it("gives back at once an allocation the driver's rounding took below it", async () => {
+    // 823 MiB passes the check against 924 − 101 MiB, but the driver takes 824 MiB of pages.
+    const reserve = R + MiB;
+    const result = await addon.probe(0, [freeBytes - reserve], { touch: false, reserveBytes: reserve });
+    expect(result).toEqual(outcome({ fits: false, failedIndex: 0, limit: "reserve", freeBytesAtPeak: freeBytes, minFreeBytes: R }));
+    expect(await addon.memGetInfo(0)).toEqual({ freeBytes, totalBytes });
+  });
+
+  it("refuses the first allocation when free memory is already below it, skipping empty sizes", async () => {
+    const result = await addon.probe(0, [0, G], { touch: false, reserveBytes: freeBytes + G });
+    expect(result).toEqual(outcome({ fits: false, failedIndex: 1, limit: "reserve", freeBytesAtPeak: freeBytes }));
+    // Nothing to allocate takes nothing: that fits whatever the reserve.
+    expect((await addon.probe(0, [0], { touch: false, reserveBytes: freeBytes + G })).fits).toBe(true);
+  });
+
+  it("reads free memory after every allocation, so it reports the lowest it saw", async () => {
+    const result = await addon.probe(0, [G, 2 * G, 3 * G], { touch: false, reserveBytes: G });
+    expect(result).toEqual(outcome({ allocated: 3, allocatedBytes: 6 * G, freeBytesAtPeak: freeBytes - 6 * G }));
+  });
+
+  it("0 is no reserve: the driver alone says what fits", async () => {
+    expect((await addon.probe(0, [freeBytes], { touch: false, reserveBytes: 0 })).fits).toBe(true);
+  });
+});
+
+describe("limitBytes: the most the probe may allocate (--max-mem)", () => {
+  it("refuses the allocation that would exceed it, counting requested bytes", async () => {
+    const result = await addon.probe(0, [100 * MiB, 200 * MiB, 300 * MiB], { touch: false, limitBytes: 500 * MiB });
+    expect(result).toEqual(
+      outcome({ fits: false, failedIndex: 2, limit: "max-mem", allocated: 2, allocatedBytes: 300 * MiB, freeBytesAtPeak: freeBytes - 300 * MiB }),
+    );
+  });
+
+  it("allows exactly the cap", async () => {
+    const result = await addon.probe(0, [100 * MiB, 200 * MiB, 300 * MiB], { touch: false, limitBytes: 600 * MiB });
+    expect(result).toEqual(outcome({ allocated: 3, allocatedBytes: 600 * MiB, freeBytesAtPeak: freeBytes - 600 * MiB }));
+  });
+
+  it("is checked before the reserve, and the reserve before the driver", async () => {
+    const both = await addon.probe(0, [freeBytes + G], { touch: false, limitBytes: G, reserveBytes: G });
+    expect([both.limit, both.failedIndex]).toEqual(["max-mem", 0]);
+    const reserveAndDriver = await addon.probe(0, [freeBytes + G], { touch: false, reserveBytes: G });
+    expect([reserveAndDriver.limit, reserveAndDriver.failedIndex]).toEqual(["reserve", 0]);
+  });
+
+  it("left nothing allocated", async () => {
+    expect(await addon.memGetInfo(0)).toEqual({ freeBytes, totalBytes });
   });
 });
 
@@ -153,6 +212,17 @@ describe("argument checks", () => {
     const error = await rejection(addon.probe(0, [G], { touch: "yes" as unknown as boolean }));
     expect(error.code).toBe("ERR_INVALID_ARGUMENT");
     expect(error.message).toBe('options.touch: expected a boolean, got "yes"');
+  });
+
+  it.each([
+    ["reserveBytes", -1, "-1"],
+    ["reserveBytes", "1GiB", '"1GiB"'],
+    ["limitBytes", 1.5, "1.5"],
+    ["limitBytes", 2 ** 54, String(2 ** 54)],
+  ])("rejects options.%s = %s with ERR_INVALID_ARGUMENT", async (name, value, shown) => {
+    const error = await rejection(addon.probe(0, [G], { touch: false, [name]: value } as unknown as NativeProbeOptions));
+    expect(error.code).toBe("ERR_INVALID_ARGUMENT");
+    expect(error.message).toBe(`options.${name}: expected a non-negative integer number of bytes (at most 2^53), got ${shown}`);
   });
 
   it("rejects an ordinal the driver does not have with ERR_INVALID_DEVICE", async () => {

@@ -38,7 +38,16 @@ describe("worker threads", () => {
     await exited;
     expect(message).toEqual({
       info: { version: 12040, libraryPath: simulatorPath, uuidV2: true },
-      probe: { fits: true, failedIndex: -1, allocated: 1, freeBytesAtPeak: GiB - 2 * MiB },
+      probe: {
+        fits: true,
+        failedIndex: -1,
+        allocated: 1,
+        freeBytesAtPeak: GiB - 2 * MiB,
+        limit: null,
+        allocatedBytes: MiB,
+        freeBytesAtStart: GiB,
+        minFreeBytes: GiB - 2 * MiB,
+      },
       error: { code: "ERR_INVALID_DEVICE", fromWorker: true },
     });
   });
