@@ -10,6 +10,8 @@ Napi::Value LoadDriver(const Napi::CallbackInfo& info);
 Napi::Value ListDevices(const Napi::CallbackInfo& info);
 Napi::Value MemGetInfo(const Napi::CallbackInfo& info);
 Napi::Value Probe(const Napi::CallbackInfo& info);
+Napi::Value ReleaseDevice(const Napi::CallbackInfo& info);
+Napi::Value ReleaseDevices(const Napi::CallbackInfo& info);
 Napi::Value LoadNvml(const Napi::CallbackInfo& info);
 Napi::Value NvmlDevices(const Napi::CallbackInfo& info);
 Napi::Value NvmlAbi(const Napi::CallbackInfo& info);

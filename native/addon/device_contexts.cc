@@ -22,6 +22,14 @@ CUcontext DeviceContexts::Primary(int ordinal, CUdevice device) {
   return slot.context;
 }
 
+bool DeviceContexts::Release(int ordinal) {
+  Slot& slot = slots_[ordinal];
+  if (slot.context == nullptr) return false;
+  CheckCuda(api_, api_.cuDevicePrimaryCtxRelease_v2(slot.device), "cuDevicePrimaryCtxRelease_v2");
+  slot.context = nullptr;
+  return true;
+}
+
 void DeviceContexts::ReleaseAll() {
   for (Slot& slot : slots_) {
     std::lock_guard<std::mutex> lock(slot.mutex);

@@ -11,26 +11,34 @@ DeviceTask::DeviceTask(Napi::Env env, const char* name)
     : deferred_(Napi::Promise::Deferred::New(env)), name_(name) {}
 
 Napi::Promise DeviceTask::Start(int ordinal) {
+  return Start(std::vector<int>{ordinal});
+}
+
+Napi::Promise DeviceTask::Start(const std::vector<int>& ordinals) {
   Driver& driver = Driver::Get();
-  driver.CheckOrdinal(ordinal);
+  for (int ordinal : ordinals) driver.CheckOrdinal(ordinal);
   Napi::Env env = deferred_.Env();
   // The thread-safe function keeps the event loop alive until the task has settled: a process
   // cannot run out of work (and exit) while a probe still holds device memory.
   settle_ = Napi::ThreadSafeFunction::New(env, Napi::Function::New(env, [](const Napi::CallbackInfo&) {}),
                                           name_, 0, 1);
   Napi::Promise promise = deferred_.Promise();
-  driver.threads().Post(ordinal, [this] { Execute(); });
+  remaining_ = ordinals.size();
+  for (int ordinal : ordinals) driver.threads().Post(ordinal, [this, ordinal] { Execute(ordinal); });
   return promise;
 }
 
-void DeviceTask::Execute() {
+void DeviceTask::Execute(int ordinal) {
   try {
-    Run();
+    Run(ordinal);
   } catch (const NativeError& error) {
-    error_.emplace(error);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!error_ && !failure_) error_.emplace(error);
   } catch (const std::exception& error) {
-    failure_ = error.what();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!error_ && !failure_) failure_ = error.what();
   }
+  if (remaining_.fetch_sub(1) != 1) return;  // another device's run is still going; it settles
   Napi::ThreadSafeFunction settle = settle_;  // the task may be deleted on the JS thread from here on
   napi_status status = settle.BlockingCall(this, [](Napi::Env env, Napi::Function, DeviceTask* task) {
     Settle(env, task);

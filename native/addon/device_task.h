@@ -5,8 +5,11 @@
 
 #include <napi.h>
 
+#include <atomic>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "native_error.h"
 
@@ -20,23 +23,29 @@ class DeviceTask {
   virtual ~DeviceTask() = default;
   // Validates the ordinal (throws NativeError), queues the task and returns its promise.
   Napi::Promise Start(int ordinal);
+  // Queues Run(ordinal) on each device's thread, behind the work already queued there; the
+  // promise settles once every one has run, rejecting with the first error. Not empty.
+  Napi::Promise Start(const std::vector<int>& ordinals);
 
  protected:
   DeviceTask(Napi::Env env, const char* name);
   // On the device thread; must not call Node-API. A NativeError thrown here rejects the promise.
-  virtual void Run() = 0;
+  // With several devices, the runs on different devices are concurrent.
+  virtual void Run(int ordinal) = 0;
   // On the JS thread.
   virtual Napi::Value Result(Napi::Env env) = 0;
   // On the JS thread, after settling: drop references to JS values.
   virtual void ReleaseJs(Napi::Env) {}
 
  private:
-  void Execute();
+  void Execute(int ordinal);
   static void Settle(Napi::Env env, DeviceTask* task);
 
   Napi::Promise::Deferred deferred_;
   Napi::ThreadSafeFunction settle_;
   std::string name_;
+  std::atomic<size_t> remaining_{0};  // runs not finished yet; the last one settles
+  std::mutex mutex_;                  // guards the two below while several runs may fail
   std::optional<NativeError> error_;
   std::optional<std::string> failure_;  // any other exception (e.g. bad_alloc): a plain Error
 };

@@ -22,6 +22,12 @@ void DeviceThreads::Post(int ordinal, std::function<void()> job) {
   }
 }
 
+bool DeviceThreads::Started(int ordinal) {
+  Worker* worker = workers_.at(ordinal).get();
+  std::lock_guard<std::mutex> lock(worker->mutex);
+  return worker->started;
+}
+
 void DeviceThreads::Loop(Worker* worker) {
   for (;;) {
     std::function<void()> job;

@@ -19,6 +19,8 @@ class DeviceThreads {
   explicit DeviceThreads(int deviceCount);
   // Runs `job` on the device's thread after the jobs posted before it; starts the thread on first use.
   void Post(int ordinal, std::function<void()> job);
+  // Whether anything was ever posted to the device: a device never used holds no context.
+  bool Started(int ordinal);
 
  private:
   struct Worker {

@@ -60,6 +60,11 @@ Driver& Driver::Get() {
   return *gDriver;
 }
 
+Driver* Driver::IfLoaded() {
+  std::lock_guard<std::mutex> lock(gMutex);
+  return gDriver;
+}
+
 void Driver::AddEnvironment() {
   std::lock_guard<std::mutex> lock(gMutex);
   ++gEnvironments;

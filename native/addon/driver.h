@@ -23,6 +23,8 @@ class Driver {
   static Driver& Load(const std::string& path);
   // Throws ERR_DRIVER_NOT_LOADED before a successful Load.
   static Driver& Get();
+  // The loaded driver, or nullptr before a successful Load.
+  static Driver* IfLoaded();
   // Each Node environment that loads the addon is counted; when the last one is torn down, the
   // primary contexts are released (the driver stays loaded: threads may still be in it).
   static void AddEnvironment();

@@ -15,7 +15,7 @@ class MemGetInfoTask : public DeviceTask {
   MemGetInfoTask(Napi::Env env, int ordinal) : DeviceTask(env, "vramfit:memGetInfo"), ordinal_(ordinal) {}
 
  private:
-  void Run() override {
+  void Run(int) override {
     Driver& driver = Driver::Get();
     // The session's device lock also keeps a concurrent probe's transient allocations out of
     // the reading: free memory is what the process has when vramfit holds nothing.

@@ -18,6 +18,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("devices", Napi::Function::New(env, ListDevices, "devices"));
   exports.Set("memGetInfo", Napi::Function::New(env, MemGetInfo, "memGetInfo"));
   exports.Set("probe", Napi::Function::New(env, Probe, "probe"));
+  exports.Set("releaseDevice", Napi::Function::New(env, ReleaseDevice, "releaseDevice"));
+  exports.Set("releaseDevices", Napi::Function::New(env, ReleaseDevices, "releaseDevices"));
   exports.Set("loadNvml", Napi::Function::New(env, LoadNvml, "loadNvml"));
   exports.Set("nvmlDevices", Napi::Function::New(env, NvmlDevices, "nvmlDevices"));
   exports.Set("nvmlAbi", Napi::Function::New(env, NvmlAbi, "nvmlAbi"));

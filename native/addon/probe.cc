@@ -59,7 +59,7 @@ class ProbeTask : public DeviceTask {
   // allocating between the reading and the allocation, may have taken it below the reserve, and
   // then the allocation is given back at once and the probe stops there. Without a reserve there
   // is nothing to check, and the probe makes no more driver calls than it must.
-  void Run() override {
+  void Run(int) override {
     Driver& driver = Driver::Get();
     const DriverApi& api = driver.api();
     if (Cancelled()) throw Aborted();  // cancelled while queued behind another probe

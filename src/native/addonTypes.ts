@@ -175,7 +175,7 @@ export interface Addon {
   /** Every visible device. Rejects `ERR_NO_DEVICE` when there is none. */
   devices(): Promise<NativeDevice[]>;
   /**
-   * Retains the primary context (once per device, for the process's life) and reads free/total.
+   * Retains the primary context (once per device, until `releaseDevice(s)`) and reads free/total.
    * Device calls run on one thread per device, so devices proceed concurrently and in order each.
    */
   memGetInfo(ordinal: number): Promise<NativeMemInfo>;
@@ -185,6 +185,25 @@ export interface Addon {
    * everything (also on every error and on cancel). Probes on one device are serialized.
    */
   probe(ordinal: number, sizes: readonly number[], options: NativeProbeOptions): Promise<NativeProbeResult>;
+  /**
+   * Releases vramfit's retain of the device's primary context (`cuDevicePrimaryCtxRelease_v2`,
+   * balancing the one `cuDevicePrimaryCtxRetain` that `memGetInfo`/`probe` made): the driver
+   * destroys the context, and frees the memory it took, once nothing else in the process (PyTorch,
+   * onnxruntime) holds it. Runs on the device's thread after every call already queued there
+   * (a probe in flight finishes and frees first). The next device call retains it again. Resolves
+   * true when a context was released, false when vramfit held none. Rejects `ERR_INVALID_DEVICE`,
+   * `ERR_DRIVER_NOT_LOADED`, or `ERR_CUDA_<NAME>` (call `cuDevicePrimaryCtxRelease_v2`) when the
+   * release fails; the context then counts as still held, so a later call tries again.
+   */
+  releaseDevice(ordinal: number): Promise<boolean>;
+  /**
+   * `releaseDevice` on every device vramfit has used, concurrently; resolves with the ordinals
+   * whose context was released (ascending), `[]` when none (also before `loadDriver`: callable
+   * unconditionally, e.g. from `Symbol.asyncDispose`). Contexts are the process's, so this
+   * releases what every Node environment (worker threads too) had retained. Rejects with the
+   * first failure, after every device has been tried.
+   */
+  releaseDevices(): Promise<number[]>;
   /**
    * `dlopen(path)`, binds NVML's functions, `nvmlInit_v2`. Once per process, like loadDriver.
    * Rejects `ERR_NVML_NOT_FOUND`, `ERR_NVML_SYMBOL`, or `ERR_NVML_<NAME>` from nvmlInit_v2.
