@@ -1,16 +1,29 @@
-// Strict parsing of durations: `60` or `60s` (seconds), `500ms`, `2m`; never a silent 0.
+// Strict parsing of durations: `60` or `60s` (seconds), `500ms`, `2m`, `1h`; never a silent 0.
 import { invalidArgument } from "./errors.js";
 
-const DURATION_PATTERN = /^([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m)?$/i;
+const DURATION_PATTERN = /^([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h)?$/i;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
 const MAX_MS = 24 * 3600 * 1000;
 
 /** Milliseconds (whole) for a duration; a bare number is seconds. At most a day. */
 export function parseDuration(option: string, text: string): number {
   const match = DURATION_PATTERN.exec(text.trim());
   const unit = match?.[2]?.toLowerCase() ?? "s";
-  const ms = match ? Math.round(Number(match[1]) * (unit === "ms" ? 1 : unit === "s" ? 1000 : 60_000)) : Number.NaN;
+  const ms = match ? Math.round(Number(match[1]) * UNIT_MS[unit]!) : Number.NaN;
   if (!Number.isSafeInteger(ms) || ms > MAX_MS) {
-    throw invalidArgument(option, text, "a duration such as 60 (seconds), 30s, 500ms or 2m, at most a day");
+    throw invalidArgument(option, text, "a duration such as 60 (seconds), 30s, 500ms, 2m or 1h, at most a day");
   }
   return ms;
+}
+
+/**
+ * A measured time for people, in the unit that keeps it short: `4.19 ms`, `812 ms`, `12.5 s`,
+ * `3.2 min` (never `185823 ms`).
+ */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return String(ms);
+  if (ms < 10) return `${ms.toFixed(2)} ms`;
+  if (ms < 1000) return `${ms.toFixed(0)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${(ms / 60_000).toFixed(1)} min`;
 }

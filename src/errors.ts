@@ -88,11 +88,34 @@ export function exitStatusOf(error: unknown): number {
   }
 }
 
+/** The most characters of an offending value an error message echoes. */
+export const EXCERPT_CHARS = 80;
+
+/**
+ * At most `max` characters of `text`, on one line: a long value is cut, saying how long it was
+ * (a 50 MB field must not become a 50 MB error message).
+ */
+export function excerpt(text: string, max = EXCERPT_CHARS): string {
+  const line = text.replace(/[\r\n]+/g, " ");
+  if (line.length <= max) return line;
+  return `${line.slice(0, max - 1)}… (${text.length} characters)`;
+}
+
+/** An option or field name, kept whole unless absurdly long: then its start and its end (the field). */
+function label(option: string): string {
+  const max = 3 * EXCERPT_CHARS;
+  if (option.length <= max) return option.replace(/[\r\n]+/g, " ");
+  return `${excerpt(option.slice(0, EXCERPT_CHARS), EXCERPT_CHARS)}…${excerpt(option.slice(-EXCERPT_CHARS), EXCERPT_CHARS)}`;
+}
+
 /**
  * Builds the one-line message for bad input: which option, which value, what was expected
- * (the sharp-style "Expected X for Y but received Z").
+ * (the sharp-style "Expected X for Y but received Z"). The value is shown as a short excerpt.
  */
 export function invalidArgument(option: string, value: unknown, expected: string): VramfitError {
-  const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
-  return new VramfitError("ERR_INVALID_ARGUMENT", `${option}: expected ${expected}, got ${shown}`);
+  let shown: string;
+  if (typeof value !== "string") shown = excerpt(String(value));
+  else if (value.length <= EXCERPT_CHARS) shown = JSON.stringify(value);
+  else shown = `${JSON.stringify(value.slice(0, EXCERPT_CHARS - 1)).slice(0, -1)}…" (${value.length} characters)`;
+  return new VramfitError("ERR_INVALID_ARGUMENT", `${label(option)}: expected ${expected}, got ${shown}`);
 }

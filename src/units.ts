@@ -11,11 +11,15 @@ const UNIT_BYTES: Record<string, number> = {
   mib: 2 ** 20,
   gib: 2 ** 30,
   tib: 2 ** 40,
+  // 8 PiB is 2^53 bytes, the largest size accepted: the unit that names the limit is accepted too.
+  pb: 1e15,
+  pib: 2 ** 50,
   // The short forms people type (`16G`, `512M`) mean the binary units, as in nvidia-smi and ls -h.
   k: 2 ** 10,
   m: 2 ** 20,
   g: 2 ** 30,
   t: 2 ** 40,
+  p: 2 ** 50,
 };
 
 const SIZE_PATTERN = /^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e([+-]?[0-9]+))?\s*([a-z]*)$/i;
@@ -23,15 +27,17 @@ const MAX_BYTES = 2n ** 53n;
 
 /**
  * Parses a byte size. Accepts a plain number of bytes (`1.5e9`) or a number with a unit
- * (`80GiB`, `80GB`, `512MiB`, `16G`); the result must be a whole, non-negative number of bytes
- * no larger than 2^53 (beyond that a JS number cannot hold every byte count exactly). A fraction
- * of a unit rounds to the nearest byte when it is within a millionth of one (`0.3GiB`); `1.3`
- * bytes is not a size. The value is worked out exactly (in integers, never in floating point),
+ * (`80GiB`, `80GB`, `512MiB`, `16G`, `8PiB`); the result must be a non-negative number of bytes
+ * no larger than 2^53 = 8 PiB (beyond that a JS number cannot hold every byte count exactly).
+ * One rounding rule: a fraction of a unit rounds to the nearest byte (`1.1KiB` = 1126 bytes,
+ * `1e-3GiB` = 1073742 bytes), while a count of bytes (no unit, or `B`) must be whole: `1.3` and
+ * `0.5B` are not sizes. The value is worked out exactly (in integers, never in floating point),
  * so `9007199254740993` is rejected rather than rounded down to 2^53.
  * Throws `ERR_INVALID_ARGUMENT` naming `option` on anything else: never a silent 0.
  */
 export function parseBytes(text: string, option = "size"): number {
   const expected = "a size such as 80GiB, 512MiB, 40GB or 1.5e9 (bytes)";
+  if (typeof text !== "string") throw invalidArgument(option, text, expected);
   const match = SIZE_PATTERN.exec(text.trim());
   if (!match) throw invalidArgument(option, text, expected);
   const [, mantissa = "", exponent = "0", unit = ""] = match;
@@ -44,20 +50,15 @@ export function parseBytes(text: string, option = "size"): number {
   const power = Number(exponent) - fraction.length;
   const tooBig = () => invalidArgument(option, text, "a size of at most 8 PiB (2^53 bytes)");
   if (power > 0 && digits.toString().length + power > 20) throw tooBig();
-  if (power < -400) throw invalidArgument(option, text, "a whole number of bytes");
+  if (power < -400) throw invalidArgument(option, text, scale === 1 ? "a whole number of bytes" : "a size of at least half a byte, or 0");
   const numerator = digits * BigInt(scale) * (power > 0 ? 10n ** BigInt(power) : 1n);
   const denominator = power < 0 ? 10n ** BigInt(-power) : 1n;
-  if (numerator > MAX_BYTES * denominator) throw tooBig();
   const bytes = numerator / denominator;
   const remainder = numerator % denominator;
-  if (remainder === 0n) return Number(bytes);
-  // 1.5KiB is 1536 bytes and 0.3GiB rounds to the byte; 1.3 bytes is not a size.
+  // A count of bytes is whole; a fraction of a larger unit rounds to the nearest byte.
+  if (remainder !== 0n && scale === 1) throw invalidArgument(option, text, "a whole number of bytes");
   const nearest = 2n * remainder >= denominator ? bytes + 1n : bytes;
-  // |value − nearest| > 10⁻⁶ × max(1, value), multiplied through by the denominator.
-  const off = nearest > bytes ? denominator - remainder : remainder;
-  if (off * 1_000_000n > (numerator > denominator ? numerator : denominator)) {
-    throw invalidArgument(option, text, "a whole number of bytes");
-  }
+  if (nearest > MAX_BYTES) throw tooBig();
   return Number(nearest);
 }
 

@@ -1,6 +1,7 @@
 // `vramfit batch`: the largest batch for a workload on each selected device or analytic target.
 import { ExitStatus } from "../errors.js";
 import { analyticBatch, deviceBatch, type BatchResult } from "../fit/findMaxBatch.js";
+import { formatDuration } from "../duration.js";
 import { formatBytes } from "../units.js";
 import type { Advice } from "../advice/advise.js";
 import { perDevice } from "../devices/perDevice.js";
@@ -103,7 +104,7 @@ function renderBatchTable(results: BatchResult[]): string {
     r.batchSize === 0 ? "does not fit" : String(r.batchSize),
     r.batchSize === 0 ? "-" : formatBytes(r.bytesAtBatch),
     r.source === "device" ? `${r.probes} (predicted ${r.predictedBatchSize})` : "-",
-    `${r.elapsedMs.toFixed(r.elapsedMs < 10 ? 2 : 0)} ms`,
+    formatDuration(r.elapsedMs),
   ]);
   return renderTable(["target", "source", "free", "budget", "max batch", "uses", "probes", "time"], rows);
 }

@@ -1,9 +1,10 @@
 // The CLI: builds the commander program from the options table and maps every outcome to an exit status.
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
-import { ExitStatus, VramfitError, exitStatusOf } from "../errors.js";
+import { EXCERPT_CHARS, ExitStatus, VramfitError, excerpt, exitStatusOf, invalidArgument } from "../errors.js";
 import { batchCommand, type BatchOptions } from "./batchCommand.js";
 import { checkCommand, type CheckOptions } from "./checkCommand.js";
+import { checkConflicts } from "./conflicts.js";
 import { gpusCommand } from "./gpusCommand.js";
 import { modelsCommand } from "./modelsCommand.js";
 import { planCommand } from "./planCommand.js";
@@ -35,20 +36,40 @@ function buildProgram(io: Io, setStatus: (status: number) => void): Command {
     .configureOutput({
       writeOut: (text) => io.out(text),
       writeErr: (text) => io.err(text),
-      // One line per error, the suggestion included: "error: unknown option '--mdoel' (Did you mean --model?)".
-      outputError: (text, write) => write(`${text.trimEnd().replace(/\s*\n\s*/g, " ")}\n`),
+      // One line per error, the suggestion included, with the prefix of every other error:
+      // "vramfit: unknown option '--mdoel' (Did you mean --model?)".
+      outputError: (text, write) => write(`${commanderLine(text)}\n`),
     });
   for (const [name, command] of Object.entries(COMMANDS)) {
     const sub = program.command(name).description(command.summary).exitOverride();
     for (const spec of optionsFor(name as CommandName)) {
       const description = spec.defaultText === undefined ? spec.description : `${spec.description} (default: ${spec.defaultText})`;
       const option = new Option(spec.flags, description);
-      if (spec.parse) option.argParser(spec.parse);
+      if (spec.flags.includes("<") || spec.flags.includes("[")) option.argParser(onlyOnce(option, spec.parse));
       sub.addOption(option);
     }
-    sub.action(async (options: object) => setStatus(await command.action(options as never, io)));
+    sub.action(async (options: object) => {
+      checkConflicts(name as CommandName, options);
+      setStatus(await command.action(options as never, io));
+    });
   }
   return program;
+}
+
+/** commander's error text as one `vramfit: …` line, its echo of the argument cut short. */
+function commanderLine(text: string): string {
+  return `vramfit: ${excerpt(text.trimEnd().replace(/^error: /, "").replace(/\s*\n\s*/g, " "), 4 * EXCERPT_CHARS)}`;
+}
+
+/**
+ * The option's value parser, refusing the option a second time: commander would keep the last
+ * silently, so `--model a --model b` would plan b without a word.
+ */
+function onlyOnce(option: Option, parse: ((text: string) => unknown) | undefined): (text: string, previous: unknown) => unknown {
+  return (text, previous) => {
+    if (previous !== undefined) throw invalidArgument(option.long ?? option.flags, text, `${option.long ?? option.flags} once (it was given twice)`);
+    return parse ? parse(text) : text;
+  };
 }
 
 /**

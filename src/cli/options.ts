@@ -2,7 +2,7 @@
 import { OPTIMIZERS, PRECISIONS } from "../plan/bytesPerParameter.js";
 import { OFFLOAD_KINDS } from "../plan/offload.js";
 import { ATTENTION_KINDS, MODES } from "../plan/setup.js";
-import { parseCount, parseDeviceSelection, parseDuration, parseSize } from "./parse.js";
+import { parseCount, parseDevice, parseDeviceSelection, parseDuration, parsePositiveSize, parseSize } from "./parse.js";
 
 export type CommandName = "info" | "batch" | "check" | "plan" | "models" | "gpus";
 
@@ -51,14 +51,16 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--offload <what>", description: `model states in host memory: ${OFFLOAD_KINDS.filter((k) => k !== "none").join("|")} (ZeRO-Offload; params: ZeRO-3, or inference)`, commands: WORKLOAD, defaultText: "none" },
   { flags: "--gpus-per-node <n>", description: "GPUs sharing one host's memory (for --offload)", commands: WORKLOAD, defaultText: "all of --gpus × --tp" },
   // check and plan
-  { flags: "--batch <n>", description: "the batch size to check or break down", commands: ["check", "plan"], parse: (t) => parseCount("--batch", t), defaultText: "plan: 1" },
-  { flags: "--need <size>", description: "a raw requirement instead of a workload (e.g. 40GiB)", commands: ["check"], parse: (t) => parseSize("--need", t) },
+  { flags: "--batch <n>", description: "the batch size to check", commands: ["check"], parse: (t) => parseCount("--batch", t) },
+  { flags: "--batch <n>", description: "the batch size to break down", commands: ["plan"], parse: (t) => parseCount("--batch", t), defaultText: "1" },
+  { flags: "--need <size>", description: "a raw requirement instead of a workload (e.g. 40GiB)", commands: ["check"], parse: (t) => parsePositiveSize("--need", t, "0 bytes always fit") },
   // Target
-  { flags: "--device <n|all>", description: "CUDA device ordinal(s) to measure", commands: TARGET_AND_PLAN, parse: parseDeviceSelection, defaultText: "0" },
+  { flags: "--device <n|uuid|all>", description: "the CUDA device(s) to measure: an ordinal, a UUID (GPU-…, MIG-…) or all", commands: TARGET, parse: parseDeviceSelection, defaultText: "0" },
+  { flags: "--device <n|uuid>", description: "the CUDA device whose free memory is the budget: an ordinal or a UUID (GPU-…, MIG-…)", commands: ["plan"], parse: parseDevice },
   { flags: "--gpu <id>", description: "a catalog GPU (analytic), e.g. H100-80GB; see `vramfit gpus`", commands: TARGET_AND_PLAN },
   { flags: "--memory <size>", description: "a raw memory budget (analytic), e.g. 24GiB", commands: TARGET_AND_PLAN, parse: (t) => parseSize("--memory", t) },
   { flags: "--analytic", description: "do not touch the device: use the analytic model", commands: TARGET },
-  { flags: "--max-mem <size>", description: "the most this job may use", commands: TARGET_AND_PLAN, parse: (t) => parseSize("--max-mem", t) },
+  { flags: "--max-mem <size>", description: "the most this job may use", commands: TARGET_AND_PLAN, parse: (t) => parsePositiveSize("--max-mem", t, "a cap of 0 leaves no memory") },
   { flags: "--reserve <size>", description: "headroom to leave free", commands: TARGET_AND_PLAN, parse: (t) => parseSize("--reserve", t), defaultText: "0" },
   { flags: "--max-batch <n>", description: "the largest batch to consider", commands: ["batch"], parse: (t) => parseCount("--max-batch", t) },
   { flags: "--min-batch <n>", description: "batch: the smallest acceptable batch per GPU (below it: advice, exit 1); gpus --fit: the global batch to reach over data-parallel GPUs", commands: ["batch", "gpus"], parse: (t) => parseCount("--min-batch", t) },

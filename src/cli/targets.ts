@@ -4,12 +4,14 @@ import { VramfitError, invalidArgument } from "../errors.js";
 import type { Addon, NativeDevice } from "../native/addonTypes.js";
 import { openBackend } from "../native/binding.js";
 import type { AnalyticTarget } from "../fit/target.js";
+import { uuidKey } from "../devices/nvmlMatch.js";
+import type { DeviceId } from "./parse.js";
 
 /** Catalog GPUs shown when there is no GPU and the user named no target. */
 export const FALLBACK_GPU_IDS = ["RTX-4090", "A100-40GB", "A100-80GB", "H100-80GB"] as const;
 
 export interface TargetOptions {
-  device?: number | "all";
+  device?: DeviceId | "all";
   gpu?: string;
   memory?: number;
   analytic?: boolean;
@@ -33,14 +35,15 @@ function explicitAnalyticTarget(options: TargetOptions): AnalyticTarget | undefi
 }
 
 /** The devices `--device N|all` selects, or a one-line error naming what exists. */
-export function selectDevices(all: NativeDevice[], selection: number | "all" = 0): NativeDevice[] {
+export function selectDevices(all: NativeDevice[], selection: DeviceId | "all" = 0): NativeDevice[] {
   if (selection === "all") return all;
-  const device = all.find((d) => d.ordinal === selection);
+  const device = typeof selection === "number" ? all.find((d) => d.ordinal === selection) : all.find((d) => uuidKey(d.uuid) === uuidKey(selection));
   if (device === undefined) {
     const count = all.length;
+    const expected = typeof selection === "number" ? `a CUDA device ordinal from 0 to ${count - 1}` : "the UUID of a visible device (nvidia-smi -L lists them)";
     throw new VramfitError(
       "ERR_INVALID_DEVICE",
-      `--device: expected a CUDA device ordinal from 0 to ${count - 1} (this machine has ${count} visible device${count === 1 ? "" : "s"}), got ${selection}`,
+      `--device: expected ${expected} (this machine has ${count} visible device${count === 1 ? "" : "s"}), got ${selection}`,
     );
   }
   return [device];

@@ -1,6 +1,7 @@
 // The workload and run setup a command's options describe, with the defaults it assumed.
 import { readFileSync } from "node:fs";
 import { invalidArgument } from "../errors.js";
+import { checkSetupApplies } from "../plan/applicability.js";
 import { buildPlan } from "../plan/buildPlan.js";
 import type { MemoryPlan } from "../plan/memoryPlan.js";
 import { assumedDefaults, parseSetup, type RunSetup, type SetupOptions } from "../plan/setup.js";
@@ -50,6 +51,7 @@ export function planFromOptions(options: WorkloadOptions): PlannedWorkload {
     ...(options.fixed !== undefined && { fixed: options.fixed }),
   });
   const setup = parseSetup(options);
+  checkSetupApplies(workload, setup);
   const plan = buildPlan(workload, setup);
   const assumed = assumedDefaults(options, workload.kind);
   return { workload, plan, setup, assumed };

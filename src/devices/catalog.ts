@@ -208,6 +208,15 @@ export const GPU_CATALOG: readonly CatalogGpu[] = Object.freeze([
     memoryType: "GDDR6",
   }),
   entry({
+    id: "L40",
+    name: "NVIDIA L40",
+    nominalGiB: 48,
+    source: "nominal: NVIDIA L40 datasheet (48 GB GDDR6 with ECC); no reported total found",
+    architecture: "Ada Lovelace",
+    computeCapability: "8.9",
+    memoryType: "GDDR6",
+  }),
+  entry({
     id: "L40S",
     name: "NVIDIA L40S",
     totalBytes: 47576711168,
@@ -281,6 +290,25 @@ export const GPU_CATALOG: readonly CatalogGpu[] = Object.freeze([
     computeCapability: "9.0",
     memoryType: "HBM3e",
   }),
+  // GH200: the Hopper GPU of a Grace Hopper superchip; "480GB" in the first one's name is the Grace CPU's LPDDR5X.
+  entry({
+    id: "GH200-96GB",
+    name: "NVIDIA GH200 480GB",
+    nominalGiB: 96,
+    source: "nominal: NVIDIA GH200 Grace Hopper Superchip datasheet (96 GB HBM3); no reported total found",
+    architecture: "Hopper",
+    computeCapability: "9.0",
+    memoryType: "HBM3",
+  }),
+  entry({
+    id: "GH200-144GB",
+    name: "NVIDIA GH200 144G HBM3e",
+    nominalGiB: 144,
+    source: "nominal: NVIDIA GH200 Grace Hopper Superchip datasheet (144 GB HBM3e); no reported total found",
+    architecture: "Hopper",
+    computeCapability: "9.0",
+    memoryType: "HBM3e",
+  }),
   // --- Blackwell ---
   entry({
     id: "B200",
@@ -294,9 +322,12 @@ export const GPU_CATALOG: readonly CatalogGpu[] = Object.freeze([
   }),
 ]);
 
-/** Upper case, spaces and underscores as hyphens: `h100 80gb` → `H100-80GB`. */
+/**
+ * Upper case, spaces and underscores as hyphens: `h100 80gb` → `H100-80GB`. Compatibility forms
+ * first (NFKC), so a full-width `Ｈ１００－８０ＧＢ` typed with an East Asian input method is `H100-80GB`.
+ */
 function normalize(text: string): string {
-  return text.trim().toUpperCase().replace(/[\s_]+/g, "-");
+  return text.normalize("NFKC").trim().toUpperCase().replace(/[\s_]+/g, "-");
 }
 
 const MEMORY_SUFFIX = /-\d+GB$/;

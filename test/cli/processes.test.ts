@@ -76,6 +76,6 @@ describe("--lock-timeout", () => {
   it("rejects a value that is not a duration", async () => {
     const run = await startCli(["batch", "--params", "1e9", "--per-sample", "1GiB", "--lock-timeout", "soon"], sharedGpu()).finished;
     expect(run.status).toBe(2);
-    expect(run.stderr.trim()).toBe('vramfit: --lock-timeout: expected a duration such as 60 (seconds), 30s, 500ms or 2m, at most a day, got "soon"');
+    expect(run.stderr.trim()).toBe('vramfit: --lock-timeout: expected a duration such as 60 (seconds), 30s, 500ms, 2m or 1h, at most a day, got "soon"');
   });
 });

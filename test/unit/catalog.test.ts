@@ -82,7 +82,10 @@ describe("GPU_CATALOG", () => {
     // PyTorch total_memory=81008MB is MiB.
     expect(findGpu("H100-PCIE-80GB").totalBytes).toBe(81008 * 2 ** 20);
     expect(GPU_CATALOG.filter((gpu) => gpu.totalIsNominal).map((gpu) => gpu.id).sort()).toEqual([
+      "GH200-144GB",
+      "GH200-96GB",
       "JETSON-AGX-ORIN-32GB",
+      "L40",
       "V100S-32GB",
     ]);
   });
@@ -170,3 +173,21 @@ describe("nearest", () => {
     expect(didYouMean(["adamw", "adam", "sgd"], "lion-optimizer")).toBe("");
   });
 });
+
+describe("findGpu on names users type (issue 13)", () => {
+  it("knows the L40 and the GH200 rather than suggesting the L40S or the H200, different GPUs", () => {
+    expect(findGpu("L40")).toMatchObject({ id: "L40", name: "NVIDIA L40", nominalBytes: 48 * GiB });
+    // Two GH200s ship: the family name lists both instead of guessing.
+    expect(thrown(() => findGpu("GH200")).message).toBe(
+      '--gpu: expected a catalog GPU id, got "GH200", which fits more than one: GH200-96GB, GH200-144GB; run `vramfit gpus` for the catalog',
+    );
+    expect(findGpu("NVIDIA GH200 480GB").id).toBe("GH200-96GB");
+    expect(findGpu("NVIDIA GH200 144G HBM3e").id).toBe("GH200-144GB");
+  });
+
+  it("reads full-width characters as their ASCII forms (NFKC)", () => {
+    expect(findGpu("Ｈ100-80GB").id).toBe("H100-80GB");
+    expect(findGpu("Ｈ１００－８０ＧＢ").id).toBe("H100-80GB");
+  });
+});
+

@@ -16,11 +16,20 @@ describe("parseBytes", () => {
     ["0", 0],
     ["123", 123],
     ["2e3kb", 2e6],
+    // 8 PiB is the limit itself (2^53 bytes): the unit that names it is accepted.
+    ["8PiB", 2 ** 53],
+    ["8P", 2 ** 53],
+    ["1PB", 1e15],
+    // One rounding rule: a fraction of a unit rounds to the nearest byte, whatever its size.
+    ["1.1KiB", 1126],
+    ["1e-3GiB", 1073742],
+    ["0.3GiB", 322122547],
+    ["1.0000001KiB", 1024],
   ])("%s is %d bytes", (text, bytes) => {
     expect(parseBytes(text)).toBe(bytes);
   });
 
-  it.each(["12parsecs", "", "GiB", "-1GiB", "1.3", "0.5B", "NaN", "Infinity", "1e400", "1,5GB", "9PiB", "1e16"])(
+  it.each(["12parsecs", "", "GiB", "-1GiB", "1.3", "0.5B", "1e-3", "NaN", "Infinity", "1e400", "1,5GB", "9PiB", "1e16", "8.0000001PiB"])(
     "rejects %j with one line naming the option",
     (text) => {
       let error: unknown;

@@ -1,0 +1,29 @@
+// Options that contradict each other: refused before any work, one line naming both.
+import { invalidArgument } from "../errors.js";
+import type { CommandName } from "./options.js";
+
+/** The options this check reads, as commander hands them over (values already parsed). */
+export interface ConflictingOptions {
+  minBatch?: number;
+  maxBatch?: number;
+  analytic?: boolean;
+  requireGpu?: boolean;
+  device?: unknown;
+}
+
+/**
+ * Throws `ERR_INVALID_ARGUMENT` for combinations that cannot both hold: a smallest batch above the
+ * largest, and `--analytic` (never touch a GPU) with `--require-gpu` (exit 3 without one) or with
+ * `--device all` (a measurement of every device).
+ */
+export function checkConflicts(command: CommandName, options: ConflictingOptions): void {
+  if (command === "batch" && options.minBatch !== undefined && options.maxBatch !== undefined && options.minBatch > options.maxBatch) {
+    throw invalidArgument("--min-batch", options.minBatch, `at most --max-batch (${options.maxBatch}): no batch can be both`);
+  }
+  if (options.analytic === true && options.requireGpu === true) {
+    throw invalidArgument("--analytic", "with --require-gpu", "one of them: --analytic never touches the GPU that --require-gpu demands");
+  }
+  if (options.analytic === true && options.device === "all") {
+    throw invalidArgument("--analytic", "with --device all", "--device N with --analytic (--device all measures every device), or --gpu ID for a catalog GPU");
+  }
+}

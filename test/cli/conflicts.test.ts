@@ -1,0 +1,108 @@
+// No silent defaults, no silent conflicts (issue 13, items 6 and 9): an option that cannot apply, or
+// two that contradict each other, is one line and exit 2 — never an answer that ignored one of them.
+import { describe, expect, it } from "vitest";
+import { runCli } from "./runCli.js";
+
+const RAW = ["--params", "1e9", "--per-sample", "1GiB"];
+
+function expectUsageError(run: { status: number | null; stdout: string; stderr: string }, line: string | RegExp): void {
+  expect(run.stdout).toBe("");
+  expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
+  if (typeof line === "string") expect(run.stderr.trimEnd()).toBe(line);
+  else expect(run.stderr.trimEnd()).toMatch(line);
+  expect(run.status).toBe(2);
+}
+
+describe("options that do not apply to the workload", () => {
+  it.each([
+    [["--tp", "2"], "vramfit: --tp: expected no --tp for a raw --params workload (it has no layers to split), got 2"],
+    [["--checkpointing"], 'vramfit: --checkpointing: expected no --checkpointing for a raw --params workload (it has no layers to recompute), got "full"'],
+    [["--attention", "eager"], 'vramfit: --attention: expected no --attention for a raw --params workload (it has no attention), got "eager"'],
+    [["--seq", "512"], "vramfit: --seq: expected no --seq for a raw --params workload (it has no layers: its bytes per sample are given by --per-sample), got 512"],
+    [["--image", "224"], "vramfit: --image: expected no --image for a raw --params workload (it has no layers: its bytes per sample are given by --per-sample), got 224"],
+  ])("%j on a raw --params workload", async (option, line) => {
+    expectUsageError(await runCli(["plan", ...RAW, ...option]), line);
+  });
+
+  it("a value equal to the default changes nothing and is accepted (--tp 1)", async () => {
+    expect((await runCli(["plan", ...RAW, "--tp", "1"])).status).toBe(0);
+  });
+
+  it("--generate on an encoder, and --attention or --generate on a CNN", async () => {
+    expectUsageError(await runCli(["plan", "--model", "bert-base", "--mode", "infer", "--generate", "8"]), /^vramfit: --generate: expected no --generate for an encoder/);
+    expectUsageError(await runCli(["plan", "--model", "resnet50", "--attention", "eager"]), /^vramfit: --attention: expected no --attention for a CNN/);
+    expectUsageError(await runCli(["plan", "--model", "resnet50", "--mode", "infer", "--generate", "8"]), /^vramfit: --generate: expected no --generate for a CNN/);
+  });
+
+  it("--seq + --generate beyond a learned position table, as --seq alone is", async () => {
+    expectUsageError(
+      await runCli(["plan", "--model", "gpt2", "--mode", "infer", "--seq", "1000", "--generate", "100"]),
+      "vramfit: --generate: expected at most 24 after --seq 1000: gpt2's learned position table holds 1024 tokens, prompt and generated together, got 100",
+    );
+    expectUsageError(await runCli(["plan", "--model", "gpt2", "--mode", "infer", "--generate", "1"]), /^vramfit: --generate: expected at most 0 after the default --seq 1024/);
+    expect((await runCli(["plan", "--model", "gpt2", "--mode", "infer", "--seq", "1000", "--generate", "24"])).status).toBe(0);
+    // Rotary positions have no table: Llama generates past its training context (a quality question, not a memory one).
+    expect((await runCli(["plan", "--model", "llama-2-7b", "--mode", "infer", "--seq", "4096", "--generate", "100"])).status).toBe(0);
+  });
+});
+
+describe("options that contradict each other", () => {
+  it("--min-batch above --max-batch", async () => {
+    expectUsageError(await runCli(["batch", ...RAW, "--gpu", "H100-80GB", "--min-batch", "5", "--max-batch", "3"]), "vramfit: --min-batch: expected at most --max-batch (3): no batch can be both, got 5");
+  });
+
+  it("--analytic with --require-gpu, or with --device all", async () => {
+    expectUsageError(await runCli(["batch", ...RAW, "--analytic", "--require-gpu"]), /^vramfit: --analytic: expected one of them/);
+    expectUsageError(await runCli(["check", ...RAW, "--batch", "1", "--analytic", "--device", "all"]), /^vramfit: --analytic: expected --device N with --analytic/);
+  });
+
+  it("--max-mem 0 and check --need 0", async () => {
+    expectUsageError(await runCli(["batch", ...RAW, "--gpu", "H100-80GB", "--max-mem", "0"]), 'vramfit: --max-mem: expected a size above 0 (a cap of 0 leaves no memory), got "0"');
+    expectUsageError(await runCli(["check", "--need", "0", "--gpu", "H100-80GB"]), 'vramfit: --need: expected a size above 0 (0 bytes always fit), got "0"');
+  });
+
+  it("an option given twice (commander would keep the last)", async () => {
+    expectUsageError(await runCli(["plan", "--model", "gpt2", "--model", "bert-large"]), 'vramfit: --model: expected --model once (it was given twice), got "bert-large"');
+    expectUsageError(await runCli(["batch", ...RAW, "--memory", "1GiB", "--memory", "2GiB"]), /^vramfit: --memory: expected --memory once/);
+  });
+});
+
+describe("small things users hit (issue 13, item 9)", () => {
+  it("commander's own errors carry the same prefix, on one line, the echoed argument cut short", async () => {
+    expectUsageError(await runCli(["batch", "--bogus"]), "vramfit: unknown option '--bogus'");
+    expectUsageError(await runCli(["batch", "--mdoel", "gpt2"]), "vramfit: unknown option '--mdoel' (Did you mean --model?)");
+    const long = await runCli(["batch", `--${"x".repeat(5000)}`]);
+    expectUsageError(long, /^vramfit: unknown option '--x+… \(\d+ characters\)$/);
+    expect(long.stderr.length).toBeLessThan(400);
+  });
+
+  it("8PiB, the limit itself, is a size; one rounding rule for fractions of a unit", async () => {
+    const run = await runCli(["check", "--need", "8PiB", "--memory", "1GiB", "--json"]);
+    expect(run.status).toBe(1);
+    expect(JSON.parse(run.stdout).needBytes).toBe(2 ** 53);
+    for (const [text, bytes] of [["1.1KiB", 1126], ["1e-3GiB", 1073742]] as const) {
+      const r = await runCli(["check", "--need", text, "--memory", "1GiB", "--json"]);
+      expect(r.status, r.stderr).toBe(0);
+      // The raw budget charges 2 MiB pages: the requirement is rounded up to one.
+      expect(JSON.parse(r.stdout).needBytes, text).toBe(Math.ceil(bytes / 2 ** 21) * 2 ** 21);
+    }
+  });
+
+  it("--lock-timeout 1h", async () => {
+    expect((await runCli(["batch", ...RAW, "--gpu", "H100-80GB", "--lock-timeout", "1h"])).status).toBe(0);
+  });
+
+  it("--device takes a UUID; a malformed one is one line", async () => {
+    expectUsageError(await runCli(["batch", ...RAW, "--device", "GPU-abc"]), /^vramfit: --device: expected a CUDA device ordinal \(0, 1, …\) or a UUID \(GPU-…, MIG-…, as nvidia-smi -L prints it\), or all, got "GPU-abc"$/);
+  });
+
+  it("plan --help offers no --device all; check --help shows no plan default for --batch", async () => {
+    const plan = (await runCli(["plan", "--help"])).stdout;
+    expect(plan).toMatch(/--device <n\|uuid> /);
+    expect(plan).not.toMatch(/--device <n\|uuid\|all>/);
+    const check = (await runCli(["check", "--help"])).stdout;
+    expect(check).toMatch(/--batch <n> +the batch size to check\n/);
+    expect(check).not.toContain("plan: 1");
+    expect(plan).toMatch(/--batch <n> +the batch size to break down \(default: 1\)/);
+  });
+});
