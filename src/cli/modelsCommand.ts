@@ -14,7 +14,10 @@ export async function modelsCommand(options: ModelsOptions, io: Io): Promise<num
     writeJson(io, presets);
     return ExitStatus.ok;
   }
-  const rows = presets.map((p) => [p.name, p.kind, p.parameterCount.toLocaleString("en-US"), p.description]);
+  const rows = presets.map((p) => {
+    const active = p.activeParameterCount < p.parameterCount ? ` (${p.activeParameterCount.toLocaleString("en-US")} active)` : "";
+    return [p.name, p.kind, p.parameterCount.toLocaleString("en-US") + active, p.description];
+  });
   io.out(renderTable(["model", "kind", "parameters", "description"], rows));
   return ExitStatus.ok;
 }

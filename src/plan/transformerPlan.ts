@@ -51,6 +51,11 @@ function layerActivations(shape: Shape, prefix: string, selective: boolean): Act
 
   replicated("norm1.input", e * s * h);
   replicated("attention.input", e * s * h); // the shared input of the Q, K, V projections
+  if (arch.qkNorm) {
+    // Qwen3/Gemma 3 normalize each head's queries and keys: the norms save their inputs.
+    split("attention.query_norm_input", e * s * shape.heads * d);
+    split("attention.key_norm_input", e * s * shape.kvHeads * d);
+  }
   split("attention.query", e * s * shape.heads * d);
   split("attention.key", e * s * shape.kvHeads * d);
   split("attention.value", e * s * shape.kvHeads * d);
@@ -64,6 +69,7 @@ function layerActivations(shape: Shape, prefix: string, selective: boolean): Act
     }
   }
   split("attention.output", e * s * shape.heads * d); // the output projection's input
+  if (arch.sandwichNorms) replicated("norm_post_attention.input", e * s * h); // Gemma 2/3 normalize attention's output too
   if (arch.dropout > 0) replicated("attention.residual_dropout_mask", s * h);
   replicated("norm2.input", e * s * h);
   replicated("mlp.input", e * s * h);
@@ -77,6 +83,7 @@ function layerActivations(shape: Shape, prefix: string, selective: boolean): Act
     split("mlp.act_input", e * s * shape.ffn);
     split("mlp.down_input", e * s * shape.ffn);
   }
+  if (arch.sandwichNorms) replicated("norm_post_mlp.input", e * s * h);
   if (arch.dropout > 0) replicated("mlp.residual_dropout_mask", s * h);
   return out;
 }
@@ -151,9 +158,12 @@ function inferenceTensors(shape: Shape, setup: ResolvedSetup, imageSize: number)
   const tensors: PlannedTensor[] = [];
   if (arch.kind === "decoder") {
     const tokens = s + setup.generatedTokens;
+    // A sliding-window layer keeps only its window (Hugging Face's HybridCache for Gemma 2/3).
+    const sliding = new Set(arch.slidingWindow?.layers ?? []);
     for (let i = 0; i < arch.layers; i++) {
-      tensors.push(perSample(`layers.${i}.kv_cache.key`, "kvCache", e * tokens * shape.kvHeads * d));
-      tensors.push(perSample(`layers.${i}.kv_cache.value`, "kvCache", e * tokens * shape.kvHeads * d));
+      const cached = sliding.has(i) ? Math.min(tokens, arch.slidingWindow!.tokens) : tokens;
+      tensors.push(perSample(`layers.${i}.kv_cache.key`, "kvCache", e * cached * shape.kvHeads * d));
+      tensors.push(perSample(`layers.${i}.kv_cache.value`, "kvCache", e * cached * shape.kvHeads * d));
     }
   }
   const residual = [perSample("workspace.hidden", "workspace", e * s * h), perSample("workspace.norm_output", "workspace", e * s * h)];

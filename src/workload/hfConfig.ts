@@ -1,11 +1,23 @@
-// Reads a Hugging Face config.json (BERT, GPT-2, Llama, Mistral, ViT) into a transformer workload.
+// Reads a Hugging Face config.json (BERT, GPT-2, Llama, Mistral, Qwen2/3, Gemma 2/3, Phi-3, Mixtral, ViT) into a transformer workload.
 import { invalidArgument } from "../errors.js";
 import { FieldReader } from "./fields.js";
 import type { TransformerArchitecture } from "./transformer.js";
-import { bertArchitecture, gptArchitecture, llamaArchitecture, vitArchitecture } from "./transformerFamilies.js";
+import {
+  bertArchitecture,
+  gemma2Architecture,
+  gemma3Architecture,
+  gptArchitecture,
+  llama3Architecture,
+  mixtralArchitecture,
+  phi3Architecture,
+  qwen2Architecture,
+  qwen3Architecture,
+  vitArchitecture,
+  type DecoderShape,
+} from "./transformerFamilies.js";
 import type { TransformerWorkload } from "./workload.js";
 
-export const HF_MODEL_TYPES = ["bert", "gpt2", "llama", "mistral", "vit"] as const;
+export const HF_MODEL_TYPES = ["bert", "gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "phi3", "mixtral", "vit"] as const;
 type HfModelType = (typeof HF_MODEL_TYPES)[number];
 
 /** Hidden size, layers and heads under the names each family uses. */
@@ -58,30 +70,95 @@ function gpt2(config: FieldReader): TransformerArchitecture {
   };
 }
 
-function llama(config: FieldReader): TransformerArchitecture {
+/**
+ * The fields every Llama-style decoder shares. `headDim` and `tie` are the family's defaults
+ * (its configuration class's), used when the config leaves `head_dim` or `tie_word_embeddings` out.
+ */
+function decoderShape(config: FieldReader, defaults: { headDim?: number; tie: boolean; vocabSize?: number }): DecoderShape {
   const hiddenSize = config.countOf(HIDDEN);
   const heads = config.countOf(HEADS);
   const kvHeads = config.count("num_key_value_heads", { fallback: heads });
   if (heads % kvHeads !== 0) throw config.fail("num_key_value_heads", `a divisor of num_attention_heads (${heads})`);
-  const act = config.string("hidden_act", "silu");
-  if (!["silu", "swish", "gelu", "gelu_pytorch_tanh"].includes(act)) throw config.fail("hidden_act", "silu (or gelu) for a gated feed-forward network");
-  const shape = {
+  const headWidth = config.has("head_dim") || defaults.headDim === undefined ? headDim(config, hiddenSize, heads) : defaults.headDim;
+  return {
     hiddenSize,
     layers: config.countOf(LAYERS),
     heads,
     kvHeads,
+    headDim: headWidth,
     ffnSize: config.count("intermediate_size"),
-    vocabSize: config.count("vocab_size"),
+    vocabSize: config.count("vocab_size", defaults.vocabSize !== undefined ? { fallback: defaults.vocabSize } : {}),
     maxPositions: config.count("max_position_embeddings"),
+    tieEmbeddings: config.boolean("tie_word_embeddings", defaults.tie),
   };
+}
+
+/** A gated FFN's activation: SiLU (SwiGLU) or GeLU (GeGLU, Gemma); `hidden_activation` is Gemma's name for it. */
+function checkGatedActivation(config: FieldReader): void {
+  const key = config.firstKey(["hidden_activation", "hidden_act"]) ?? "hidden_act";
+  const act = config.string(key, "silu");
+  if (!["silu", "swish", "gelu", "gelu_pytorch_tanh"].includes(act)) throw config.fail(key, "silu (or gelu) for a gated feed-forward network");
+}
+
+function llama(config: FieldReader): TransformerArchitecture {
+  checkGatedActivation(config);
   return {
-    ...llamaArchitecture(shape),
-    headDim: headDim(config, hiddenSize, heads),
+    ...llama3Architecture(decoderShape(config, { tie: false })),
     // One flag for every linear: attention_bias/mlp_bias are rare and their biases < 0.01% of the weights.
     bias: config.boolean("attention_bias", false) || config.boolean("mlp_bias", false),
-    tieEmbeddings: config.boolean("tie_word_embeddings", false),
     attentionDropout: config.probability("attention_dropout", 0),
   };
+}
+
+function qwen2(config: FieldReader): TransformerArchitecture {
+  checkGatedActivation(config);
+  return { ...qwen2Architecture(decoderShape(config, { tie: false })), attentionDropout: config.probability("attention_dropout", 0) };
+}
+
+function qwen3(config: FieldReader): TransformerArchitecture {
+  checkGatedActivation(config);
+  // Qwen3Config's head_dim defaults to 128 whatever the hidden size.
+  const architecture = qwen3Architecture(decoderShape(config, { headDim: 128, tie: false }));
+  return { ...architecture, qkvBias: config.boolean("attention_bias", false), attentionDropout: config.probability("attention_dropout", 0) };
+}
+
+function gemma2(config: FieldReader): TransformerArchitecture {
+  checkGatedActivation(config);
+  const shape = decoderShape(config, { headDim: 256, tie: true, vocabSize: 256000 });
+  return gemma2Architecture(shape, config.count("sliding_window", { fallback: 4096 }));
+}
+
+/** Gemma 3's local layers: `layer_types` when the config lists them, otherwise every layer but each `sliding_window_pattern`-th. */
+function gemma3SlidingLayers(config: FieldReader, layers: number): number[] {
+  const types = config.object.layer_types;
+  if (types !== undefined && types !== null) {
+    if (!Array.isArray(types) || types.length !== layers || !types.every((t) => t === "sliding_attention" || t === "full_attention")) {
+      throw config.fail("layer_types", `${layers} entries, each "sliding_attention" or "full_attention"`);
+    }
+    return types.flatMap((t, i) => (t === "sliding_attention" ? [i] : []));
+  }
+  const patternKey = config.firstKey(["sliding_window_pattern", "_sliding_window_pattern"]) ?? "sliding_window_pattern";
+  const pattern = config.count(patternKey, { fallback: 6 });
+  return Array.from({ length: layers }, (_, i) => i).filter((i) => (i + 1) % pattern !== 0);
+}
+
+function gemma3Text(config: FieldReader): TransformerArchitecture {
+  checkGatedActivation(config);
+  const shape = decoderShape(config, { headDim: 256, tie: true, vocabSize: 262208 });
+  return gemma3Architecture(shape, config.count("sliding_window", { fallback: 4096 }), gemma3SlidingLayers(config, shape.layers));
+}
+
+function phi3(config: FieldReader): TransformerArchitecture {
+  checkGatedActivation(config);
+  return { ...phi3Architecture(decoderShape(config, { tie: false })), attentionDropout: config.probability("attention_dropout", 0) };
+}
+
+function mixtral(config: FieldReader): TransformerArchitecture {
+  checkGatedActivation(config);
+  const count = config.count("num_local_experts");
+  const perToken = config.count("num_experts_per_tok");
+  if (perToken > count) throw config.fail("num_experts_per_tok", `at most num_local_experts (${count})`);
+  return { ...mixtralArchitecture(decoderShape(config, { tie: false }), { count, perToken }), attentionDropout: config.probability("attention_dropout", 0) };
 }
 
 function vit(config: FieldReader): TransformerArchitecture {
@@ -123,8 +200,12 @@ function vit(config: FieldReader): TransformerArchitecture {
 export function readHfConfig(path: string, json: unknown): TransformerWorkload {
   const config = FieldReader.root(path, json);
   if (!config.has("model_type")) throw invalidArgument(config.label("model_type"), undefined, `one of ${HF_MODEL_TYPES.join(", ")}`);
+  if (config.object.model_type === "gemma3") {
+    throw config.fail("model_type", "gemma3_text: the multimodal gemma3's vision tower is not modelled; give its text_config (model_type gemma3_text) for the language model");
+  }
   const modelType = config.oneOf<HfModelType>("model_type", HF_MODEL_TYPES);
-  const architecture = { bert, gpt2, llama, mistral: llama, vit }[modelType](config);
+  const readers = { bert, gpt2, llama, mistral: llama, qwen2, qwen3, gemma2, gemma3_text: gemma3Text, phi3, mixtral, vit };
+  const architecture = readers[modelType](config);
   const named = config.has("_name_or_path") && typeof config.object._name_or_path === "string" && config.object._name_or_path !== "" ? String(config.object._name_or_path) : path;
   return { kind: "transformer", name: named, architecture };
 }

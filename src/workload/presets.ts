@@ -1,8 +1,20 @@
 // The named models of `--model`: architectures from their papers and reference configs, never typed-in counts.
 import { resnet, vgg16 } from "./cnnBuilders.js";
 import { parameterCount } from "./parameterCount.js";
-import type { TransformerArchitecture } from "./transformer.js";
-import { bertArchitecture, gptArchitecture, llamaArchitecture, vitArchitecture } from "./transformerFamilies.js";
+import { transformerActiveParameterCount, type TransformerArchitecture } from "./transformer.js";
+import {
+  bertArchitecture,
+  gemma2Architecture,
+  gemma3Architecture,
+  gptArchitecture,
+  llama3Architecture,
+  llamaArchitecture,
+  mixtralArchitecture,
+  phi3Architecture,
+  qwen2Architecture,
+  qwen3Architecture,
+  vitArchitecture,
+} from "./transformerFamilies.js";
 import type { CnnWorkload, TransformerWorkload } from "./workload.js";
 
 
@@ -58,6 +70,59 @@ const PRESETS: Record<string, PresetEntry> = {
     source: "Jiang et al. 2023, Table 1",
     build: transformer(llamaArchitecture({ hiddenSize: 4096, layers: 32, heads: 32, kvHeads: 8, ffnSize: 14336, vocabSize: 32000, maxPositions: 8192 })),
   },
+  "llama-3.1-8b": {
+    description: "Llama 3.1 8B (128k context)",
+    source: "HF meta-llama/Llama-3.1-8B config.json",
+    build: transformer(llama3Architecture({ hiddenSize: 4096, layers: 32, heads: 32, kvHeads: 8, ffnSize: 14336, vocabSize: 128256, maxPositions: 131072, tieEmbeddings: false })),
+  },
+  "llama-3.2-1b": {
+    description: "Llama 3.2 1B (tied embeddings)",
+    source: "HF meta-llama/Llama-3.2-1B config.json",
+    build: transformer(llama3Architecture({ hiddenSize: 2048, layers: 16, heads: 32, kvHeads: 8, headDim: 64, ffnSize: 8192, vocabSize: 128256, maxPositions: 131072, tieEmbeddings: true })),
+  },
+  "llama-3.2-3b": {
+    description: "Llama 3.2 3B (tied embeddings)",
+    source: "HF meta-llama/Llama-3.2-3B config.json",
+    build: transformer(llama3Architecture({ hiddenSize: 3072, layers: 28, heads: 24, kvHeads: 8, headDim: 128, ffnSize: 8192, vocabSize: 128256, maxPositions: 131072, tieEmbeddings: true })),
+  },
+  "qwen2.5-7b": {
+    description: "Qwen2.5 7B (QKV biases, 4 KV heads)",
+    source: "HF Qwen/Qwen2.5-7B config.json",
+    build: transformer(qwen2Architecture({ hiddenSize: 3584, layers: 28, heads: 28, kvHeads: 4, ffnSize: 18944, vocabSize: 152064, maxPositions: 131072, tieEmbeddings: false })),
+  },
+  "qwen3-8b": {
+    description: "Qwen3 8B (Q/K norms)",
+    source: "HF Qwen/Qwen3-8B config.json",
+    build: transformer(qwen3Architecture({ hiddenSize: 4096, layers: 36, heads: 32, kvHeads: 8, headDim: 128, ffnSize: 12288, vocabSize: 151936, maxPositions: 40960, tieEmbeddings: false })),
+  },
+  "gemma-2-9b": {
+    description: "Gemma 2 9B (head_dim 256, 256k vocabulary, local attention on every other layer)",
+    source: "HF google/gemma-2-9b config.json",
+    build: transformer(gemma2Architecture({ hiddenSize: 3584, layers: 42, heads: 16, kvHeads: 8, headDim: 256, ffnSize: 14336, vocabSize: 256000, maxPositions: 8192, tieEmbeddings: true }, 4096)),
+  },
+  "gemma-3-1b": {
+    description: "Gemma 3 1B (Q/K norms, 262k vocabulary, 5 local layers per global one)",
+    source: "HF google/gemma-3-1b-pt config.json",
+    build: transformer(
+      gemma3Architecture(
+        { hiddenSize: 1152, layers: 26, heads: 4, kvHeads: 1, headDim: 256, ffnSize: 6912, vocabSize: 262144, maxPositions: 32768, tieEmbeddings: true },
+        512,
+        Array.from({ length: 26 }, (_, i) => i).filter((i) => (i + 1) % 6 !== 0),
+      ),
+    ),
+  },
+  "phi-3-mini": {
+    description: "Phi-3-mini 4k (fused qkv and gate_up projections)",
+    source: "HF microsoft/Phi-3-mini-4k-instruct config.json",
+    build: transformer(phi3Architecture({ hiddenSize: 3072, layers: 32, heads: 32, kvHeads: 32, ffnSize: 8192, vocabSize: 32064, maxPositions: 4096, tieEmbeddings: false })),
+  },
+  "mixtral-8x7b": {
+    description: "Mixtral 8x7B (8 experts per layer, 2 per token)",
+    source: "Jiang et al. 2024 (Mixtral of Experts), Table 1; HF mistralai/Mixtral-8x7B-v0.1 config.json",
+    build: transformer(
+      mixtralArchitecture({ hiddenSize: 4096, layers: 32, heads: 32, kvHeads: 8, ffnSize: 14336, vocabSize: 32000, maxPositions: 32768, tieEmbeddings: false }, { count: 8, perToken: 2 }),
+    ),
+  },
   "gpt3-175b": {
     description: "GPT-3 175B",
     source: "Brown et al. 2020, Table 2.1",
@@ -86,6 +151,8 @@ export interface PresetInfo {
   source: string;
   /** Computed from the architecture. */
   parameterCount: number;
+  /** Parameters each token runs through: fewer than `parameterCount` for a mixture of experts. */
+  activeParameterCount: number;
 }
 
 /** The presets with their parameter counts, for `vramfit models`. */
@@ -93,6 +160,8 @@ export function listPresets(): PresetInfo[] {
   return presetNames().map((name) => {
     const workload = presetWorkload(name)!;
     const entry = PRESETS[name]!;
-    return { name, kind: workload.kind, description: entry.description, source: entry.source, parameterCount: parameterCount(workload) };
+    const total = parameterCount(workload);
+    const active = workload.kind === "transformer" ? transformerActiveParameterCount(workload.architecture) : total;
+    return { name, kind: workload.kind, description: entry.description, source: entry.source, parameterCount: total, activeParameterCount: active };
   });
 }

@@ -49,6 +49,47 @@ export interface TransformerArchitecture {
   attentionDropout: number;
   /** Vision transformers: the image is cut into `patch`² patches, plus one class token. */
   vision?: { imageSize: number; patchSize: number; channels: number };
+  /** Biases on the query, key and value projections only (Qwen2/2.5); `bias` puts them on every linear. */
+  qkvBias?: boolean;
+  /** An RMSNorm over each head's queries and keys (Qwen3, Gemma 3): `2 × headDim` weights per layer. */
+  qkNorm?: boolean;
+  /** Four norms per layer instead of two: also after attention and after the FFN (Gemma 2/3). */
+  sandwichNorms?: boolean;
+  /** Q, K and V as one matrix (GPT-2's `c_attn`, Phi-3's `qkv_proj`): one tensor to adapt or quantize. */
+  fusedQkv?: boolean;
+  /** Gate and up as one matrix (Phi-3's `gate_up_proj`). */
+  fusedGateUp?: boolean;
+  /**
+   * Sliding-window attention (Gemma 2/3): the `layers` (indices) attend to the last `tokens`
+   * tokens only, so their KV cache holds at most `tokens`.
+   */
+  slidingWindow?: { tokens: number; layers: number[] };
+  /**
+   * A mixture of experts in place of each layer's FFN (Mixtral): `count` FFNs of `ffnSize`, a
+   * router (a `hiddenSize × count` linear), and every token through `perToken` of them.
+   */
+  experts?: { count: number; perToken: number };
+}
+
+/** The names `--lora-targets` uses for a layer's projections (PEFT's q_proj … down_proj). */
+export const PROJECTIONS = ["q", "k", "v", "o", "gate", "up", "down"] as const;
+export type Projection = (typeof PROJECTIONS)[number];
+
+/** One weight matrix of a layer (an `nn.Linear`), as adapters and quantization see it. */
+export interface LayerLinear {
+  /** `q`, `k`, `v`, `qkv` (fused), `o`, `gate`, `up`, `gate_up` (fused), `down`. */
+  name: string;
+  /** The projections it computes (a fused matrix computes several). */
+  projections: Projection[];
+  inFeatures: number;
+  outFeatures: number;
+  bias: boolean;
+  /** Copies per layer: the experts of a mixture-of-experts FFN (1 otherwise). */
+  copies: number;
+  /** Part of an expert (sharded by expert parallelism). */
+  expert: boolean;
+  /** Megatron's split under tensor parallelism: `column` (output features) or `row` (input features). */
+  parallel: "column" | "row";
 }
 
 /** Parameters of one part of the model, and how many of them tensor parallelism splits. */
@@ -58,6 +99,10 @@ export interface ParameterGroup {
   count: number;
   /** Of `count`, those Megatron-style tensor parallelism divides across ranks (the rest are replicated). */
   tensorParallelCount: number;
+  /** The stage of the step that runs it, when not `name` itself (`layers.3.experts` runs in `layers.3`). */
+  stage?: string;
+  /** A mixture of experts' FFNs: expert parallelism (`--ep`) shards them. */
+  experts?: boolean;
 }
 
 function normParameters(arch: TransformerArchitecture): number {
@@ -70,22 +115,75 @@ export function visionTokens(vision: { patchSize: number }, imageSize: number): 
   return side * side + 1;
 }
 
-/** The parameters of one transformer layer: attention, feed-forward network and two norms. */
-function layerParameters(arch: TransformerArchitecture): { count: number; tensorParallelCount: number } {
+/**
+ * The weight matrices of one layer in the order they run: attention's Q, K, V (or fused QKV) and
+ * output projection, then the FFN's gate and up (or fused) and down, or an MLP's up and down;
+ * under a mixture of experts the FFN matrices once per expert.
+ */
+export function layerLinears(arch: TransformerArchitecture): LayerLinear[] {
   const h = arch.hiddenSize;
   const q = arch.heads * arch.headDim;
   const kv = arch.kvHeads * arch.headDim;
-  const b = arch.bias ? 1 : 0;
-  // Column-parallel (split): Q, K, V with their biases; row-parallel: the output projection's
-  // weight is split, its bias replicated (Shoeybi et al. 2019, §3).
-  const attentionSplit = h * (q + 2 * kv) + b * (q + 2 * kv) + q * h;
-  const attentionReplicated = b * h;
   const f = arch.ffnSize;
-  const ffnSplit = arch.ffn === "gated" ? 3 * h * f + b * 2 * f : 2 * h * f + b * f;
-  const ffnReplicated = b * h;
-  const norms = 2 * normParameters(arch);
-  const split = attentionSplit + ffnSplit;
-  return { count: split + attentionReplicated + ffnReplicated + norms, tensorParallelCount: split };
+  const qkvBias = arch.bias || arch.qkvBias === true;
+  const attention = { copies: 1, expert: false };
+  const ffn = { copies: arch.experts?.count ?? 1, expert: arch.experts !== undefined, bias: arch.bias };
+  const linears: LayerLinear[] = [];
+  if (arch.fusedQkv) {
+    linears.push({ name: "qkv", projections: ["q", "k", "v"], inFeatures: h, outFeatures: q + 2 * kv, bias: qkvBias, parallel: "column", ...attention });
+  } else {
+    linears.push({ name: "q", projections: ["q"], inFeatures: h, outFeatures: q, bias: qkvBias, parallel: "column", ...attention });
+    linears.push({ name: "k", projections: ["k"], inFeatures: h, outFeatures: kv, bias: qkvBias, parallel: "column", ...attention });
+    linears.push({ name: "v", projections: ["v"], inFeatures: h, outFeatures: kv, bias: qkvBias, parallel: "column", ...attention });
+  }
+  linears.push({ name: "o", projections: ["o"], inFeatures: q, outFeatures: h, bias: arch.bias, parallel: "row", ...attention });
+  if (arch.ffn === "gated" && arch.fusedGateUp) {
+    linears.push({ name: "gate_up", projections: ["gate", "up"], inFeatures: h, outFeatures: 2 * f, parallel: "column", ...ffn });
+  } else if (arch.ffn === "gated") {
+    linears.push({ name: "gate", projections: ["gate"], inFeatures: h, outFeatures: f, parallel: "column", ...ffn });
+    linears.push({ name: "up", projections: ["up"], inFeatures: h, outFeatures: f, parallel: "column", ...ffn });
+  } else {
+    linears.push({ name: "up", projections: ["up"], inFeatures: h, outFeatures: f, parallel: "column", ...ffn });
+  }
+  linears.push({ name: "down", projections: ["down"], inFeatures: f, outFeatures: h, parallel: "row", ...ffn });
+  return linears;
+}
+
+/** Parameters of one copy of a linear layer: its weight and bias. */
+export function linearParameters(linear: LayerLinear): number {
+  return linear.inFeatures * linear.outFeatures + (linear.bias ? linear.outFeatures : 0);
+}
+
+/** A layer's parameters outside its linear layers: its norms, the Q/K norms and the router. */
+function layerOtherParameters(arch: TransformerArchitecture): number {
+  const norms = (arch.sandwichNorms ? 4 : 2) * normParameters(arch);
+  const qkNorms = arch.qkNorm ? 2 * arch.headDim : 0;
+  const router = arch.experts ? arch.hiddenSize * arch.experts.count : 0;
+  return norms + qkNorms + router;
+}
+
+/**
+ * The parameters of one transformer layer, split in two where a mixture of experts has them:
+ * `shared` (attention, norms, router) and `experts` (every expert's FFN; 0 without experts).
+ * Tensor parallelism (Shoeybi et al. 2019, §3) splits the column-parallel matrices with their
+ * biases and the row-parallel matrices' weights; row-parallel biases are replicated.
+ */
+function layerParameters(arch: TransformerArchitecture): { shared: ParameterSplit; experts: ParameterSplit } {
+  const shared = { count: layerOtherParameters(arch), tensorParallelCount: 0 };
+  const experts = { count: 0, tensorParallelCount: 0 };
+  for (const linear of layerLinears(arch)) {
+    const part = linear.expert ? experts : shared;
+    const weights = linear.inFeatures * linear.outFeatures;
+    const bias = linear.bias ? linear.outFeatures : 0;
+    part.count += linear.copies * (weights + bias);
+    part.tensorParallelCount += linear.copies * (linear.parallel === "column" ? weights + bias : weights);
+  }
+  return { shared, experts };
+}
+
+interface ParameterSplit {
+  count: number;
+  tensorParallelCount: number;
 }
 
 /** The model's parameters in groups: embeddings, each layer, and the final norm with the head. */
@@ -108,7 +206,10 @@ export function transformerParameterGroups(arch: TransformerArchitecture): Param
   groups.push(embeddings);
 
   const layer = layerParameters(arch);
-  for (let i = 0; i < arch.layers; i++) groups.push({ name: `layers.${i}`, ...layer });
+  for (let i = 0; i < arch.layers; i++) {
+    groups.push({ name: `layers.${i}`, ...layer.shared });
+    if (layer.experts.count > 0) groups.push({ name: `layers.${i}.experts`, ...layer.experts, stage: `layers.${i}`, experts: true });
+  }
 
   const head: ParameterGroup = { name: "head", count: arch.finalNorm ? normParameters(arch) : 0, tensorParallelCount: 0 };
   switch (arch.head) {
@@ -133,4 +234,15 @@ export function transformerParameterGroups(arch: TransformerArchitecture): Param
 
 export function transformerParameterCount(arch: TransformerArchitecture): number {
   return transformerParameterGroups(arch).reduce((sum, g) => sum + g.count, 0);
+}
+
+/**
+ * The parameters one token runs through: all but the experts it is not routed to (Mixtral:
+ * 2 of 8 experts per layer). The total for a dense model.
+ */
+export function transformerActiveParameterCount(arch: TransformerArchitecture): number {
+  const total = transformerParameterCount(arch);
+  if (!arch.experts) return total;
+  const experts = layerParameters(arch).experts.count * arch.layers;
+  return total - (experts / arch.experts.count) * (arch.experts.count - arch.experts.perToken);
 }

@@ -204,7 +204,7 @@ const edits = (keys: string[]) =>
 
 function fixtures(dir: string): unknown[] {
   const folder = new URL(`../fixtures/${dir}/`, import.meta.url);
-  return readdirSync(folder).map((name) => JSON.parse(readFileSync(new URL(name, folder), "utf8")) as unknown);
+  return readdirSync(folder).filter((name) => name.endsWith(".json")).map((name) => JSON.parse(readFileSync(new URL(name, folder), "utf8")) as unknown);
 }
 
 describe(`readSpec (${RUNS.specs} generated specs, seed ${SEED})`, () => {

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { readHfConfig } from "../../src/workload/hfConfig.js";
 import { parameterCount } from "../../src/workload/parameterCount.js";
+import { transformerActiveParameterCount } from "../../src/workload/transformer.js";
 import { listPresets, presetWorkload } from "../../src/workload/presets.js";
 
 /** |model / published − 1| ≤ tolerance. */
@@ -74,5 +75,67 @@ describe("Hugging Face configs give the same counts as the presets", () => {
     ["vit-base-patch16-224.json", 86_567_656], // HF google/vit-base-patch16-224 (ViTForImageClassification)
   ])("%s → %d", (file, published) => {
     expectWithin(parameterCount(fixture(file)), published, 0.001);
+  });
+});
+
+// Today's families, to the parameter. Each count is the total of the released checkpoint's tensors
+// (the parameter count Hugging Face shows for its safetensors files), and each fixture is that
+// model's released config.json (test/fixtures/hf/SOURCES.md says where each comes from).
+const EXACT: [preset: string, fixture: string, parameters: number, source: string][] = [
+  ["qwen2.5-7b", "qwen2.5-7b.json", 7_615_616_512, "HF Qwen/Qwen2.5-7B safetensors total (model card: 7.61B, non-embedding 6.53B)"],
+  ["phi-3-mini", "phi-3-mini-4k-instruct.json", 3_821_079_552, "HF microsoft/Phi-3-mini-4k-instruct safetensors total (model card: 3.8B)"],
+  ["gemma-2-9b", "gemma-2-9b.json", 9_241_705_984, "HF google/gemma-2-9b safetensors total; Gemma Team 2024, Table 1: 8,324,201,984 non-embedding"],
+  ["mixtral-8x7b", "mixtral-8x7b-v0.1.json", 46_702_792_704, "HF mistralai/Mixtral-8x7B-v0.1 safetensors total (Mistral AI, 'Mixtral of experts', 2023: 46.7B)"],
+  ["llama-3.1-8b", "llama-3.1-8b.json", 8_030_261_248, "HF meta-llama/Llama-3.1-8B safetensors total (model card: 8.03B), Llama 3 8B's shapes"],
+];
+
+describe("today's Hugging Face families: presets and released config.json files give the published counts to the parameter", () => {
+  const fixture = (file: string) => readHfConfig(file, JSON.parse(readFileSync(new URL(`../fixtures/hf/${file}`, import.meta.url), "utf8")));
+  test.each(EXACT)("%s (%s): %d — %s", (preset, file, published) => {
+    expect(count(preset)).toBe(published);
+    expect(parameterCount(fixture(file))).toBe(published);
+  });
+
+  test("Gemma 2 9B's non-embedding parameters equal the technical report's (Gemma Team 2024, Table 1: 8,324,201,984)", () => {
+    // The report's embedding count uses a padded 256,128-token vocabulary; the released checkpoint has 256,000 rows.
+    expect(count("gemma-2-9b") - 256_000 * 3584).toBe(8_324_201_984);
+  });
+
+  test("Mixtral 8x7B runs 12.9B of its 46.7B parameters per token (Mistral AI, 'Mixtral of experts', Dec 2023)", () => {
+    const mixtral = presetWorkload("mixtral-8x7b");
+    if (mixtral?.kind !== "transformer") throw new Error("mixtral-8x7b is a transformer preset");
+    const active = transformerActiveParameterCount(mixtral.architecture);
+    expect(active).toBe(12_879_925_248); // 32 × (attention + 2 experts + router + norms) + embeddings, head and final norm
+    expect((active / 1e9).toFixed(1)).toBe("12.9");
+    expect(listPresets().find((p) => p.name === "mixtral-8x7b")).toMatchObject({ parameterCount: 46_702_792_704, activeParameterCount: 12_879_925_248 });
+  });
+
+  // Model cards that round: the count must agree in every published digit (rounded or truncated).
+  const ROUNDED: [preset: string, fixture: string, published: number, unit: number, source: string][] = [
+    ["llama-3.2-1b", "llama-3.2-1b.json", 1.23e9, 0.01e9, "Meta Llama 3.2 model card: 1.23B"],
+    ["llama-3.2-3b", "llama-3.2-3b.json", 3.21e9, 0.01e9, "Meta Llama 3.2 model card: 3.21B"],
+    ["qwen3-8b", "qwen3-8b.json", 8.2e9, 0.1e9, "Qwen/Qwen3-8B model card: 8.2B"],
+    ["gemma-3-1b", "gemma-3-1b-pt.json", 1.0e9, 0.1e9, "Gemma Team 2025, Table 1: 1B (302M embedding + 698M non-embedding)"],
+  ];
+  test.each(ROUNDED)("%s (%s): %d — %s", (preset, file, published, unit) => {
+    expect(Math.abs(count(preset) - published)).toBeLessThan(unit);
+    expect(parameterCount(fixture(file))).toBe(count(preset));
+  });
+
+  test("the finer figures of those cards: Qwen3-8B 6.95B non-embedding; Gemma 3 1B 302M embedding, 698M non-embedding", () => {
+    const qwen3Embeddings = 2 * 151_936 * 4096; // untied: embed_tokens and lm_head
+    expect(((count("qwen3-8b") - qwen3Embeddings) / 1e9).toFixed(2)).toBe("6.95");
+    const gemmaEmbeddings = 262_144 * 1152; // tied
+    expect((gemmaEmbeddings / 1e6).toFixed(0)).toBe("302");
+    expect(((count("gemma-3-1b") - gemmaEmbeddings) / 1e6).toFixed(0)).toBe("698");
+  });
+});
+
+describe("unknown model types", () => {
+  test("fail in one line listing the supported ones", () => {
+    expect(() => readHfConfig("config.json", { model_type: "falcon" })).toThrow(
+      /^config\.json: model_type: expected one of bert, gpt2, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, mixtral, vit, got "?falcon"?$/,
+    );
+    expect(() => readHfConfig("config.json", { model_type: "gemma3", text_config: {} })).toThrow(/gemma3_text/);
   });
 });

@@ -56,8 +56,8 @@ describe("Hugging Face config.json", () => {
   });
 
   test.each([
-    [{ model_type: "t5" }, 'config.json: model_type: expected one of bert, gpt2, llama, mistral, vit, got "t5"'],
-    [{ hidden_size: 4096 }, "config.json: model_type: expected one of bert, gpt2, llama, mistral, vit, got undefined"],
+    [{ model_type: "t5" }, 'config.json: model_type: expected one of bert, gpt2, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, mixtral, vit, got "t5"'],
+    [{ hidden_size: 4096 }, "config.json: model_type: expected one of bert, gpt2, llama, mistral, qwen2, qwen3, gemma2, gemma3_text, phi3, mixtral, vit, got undefined"],
     [
       { model_type: "llama", hidden_size: 4096, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 5, intermediate_size: 11008, vocab_size: 32000, max_position_embeddings: 4096 },
       "config.json: num_key_value_heads: expected a divisor of num_attention_heads (32), got 5",
