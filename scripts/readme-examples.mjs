@@ -7,9 +7,11 @@ import { fileURLToPath } from "node:url";
 import { readmeBlock, runLibraryExample } from "./readme-library-example.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+// No simulated context cost, like test/cli/runCli.ts's machines, until the device path counts it (issue 11).
 const simulated = {
   VRAMFIT_CUDA_LIBRARY: "build/Release/libcudasim.so",
   CUDASIM_DEVICES: "NVIDIA H100 80GB HBM3:85520809984:3221225472",
+  CUDASIM_CONTEXT_BYTES: "0",
 };
 
 /** Runs `vramfit ARGS` and returns what a terminal shows: stdout and stderr, in that order. */
@@ -25,7 +27,7 @@ const examples = {
   example: ["```console", `$ npm start    # vramfit ${start}`, lines[0], startRun.stderr.trimEnd(), ...lines.slice(1), "```"].join("\n"),
   "device-example": [
     "```console",
-    `$ export VRAMFIT_CUDA_LIBRARY=${simulated.VRAMFIT_CUDA_LIBRARY} CUDASIM_DEVICES='${simulated.CUDASIM_DEVICES}'`,
+    `$ export VRAMFIT_CUDA_LIBRARY=${simulated.VRAMFIT_CUDA_LIBRARY} CUDASIM_DEVICES='${simulated.CUDASIM_DEVICES}' CUDASIM_CONTEXT_BYTES=${simulated.CUDASIM_CONTEXT_BYTES}`,
     "$ vramfit batch --model resnet152 --precision fp32 --optimizer momentum",
     vramfit(["batch", "--model", "resnet152", "--precision", "fp32", "--optimizer", "momentum"], simulated).text,
     "$ vramfit check --need 70GiB; echo \"exit status $?\"",

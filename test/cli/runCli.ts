@@ -21,9 +21,14 @@ export interface CliRun {
   stderr: string;
 }
 
-/** The environment of a machine with these simulated GPUs (`name:total[:used]`, `;`-separated). */
+/**
+ * The environment of a machine with these simulated GPUs (`name:total[:used]`, `;`-separated).
+ * CUDASIM_CONTEXT_BYTES=0 keeps the figures these tests were written with: the simulator's
+ * default context (256 MiB, docs/simulator.md) is charged by the CLI's device path only once it
+ * counts vramfit's own context (issue 11, the one context model); remove it then. A test may set it.
+ */
 export function simulatedGpus(devices: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { VRAMFIT_CUDA_LIBRARY: simulator, CUDASIM_DEVICES: devices, VRAMFIT_LOCK_DIR: lockDir, ...extra };
+  return { VRAMFIT_CUDA_LIBRARY: simulator, CUDASIM_DEVICES: devices, VRAMFIT_LOCK_DIR: lockDir, CUDASIM_CONTEXT_BYTES: "0", ...extra };
 }
 
 /** A machine with no driver at all. */
