@@ -21,6 +21,8 @@ export type VramfitErrorCode =
   | "ERR_DEVICE_BUSY" // another vramfit process kept the device locked past --lock-timeout
   | "ERR_LOCK" // the device lock file could not be locked (an I/O error, not contention)
   | "ERR_ABORTED" // a probe was cancelled (its allocations are freed)
+  | "ERR_DEVICE_EXCLUSIVE_PROCESS" // the GPU is in exclusive-process compute mode and another process holds it
+  | "ERR_DEVICE_PROHIBITED" // the GPU is in prohibited compute mode: no process may use it
   | "ERR_INTERRUPTED" // SIGINT or SIGTERM stopped the CLI (after every probe freed its memory)
   | `ERR_NVML_${string}`
   | `ERR_CUDA_${string}`;

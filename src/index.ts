@@ -19,7 +19,7 @@ export { parseBytes, formatBytes } from "./units.js";
 export { searchMaxBatch, type FitsFunction, type SearchOptions, type SearchResult } from "./fit/search.js";
 export type { BatchResult, CheckResult, DeviceReport, MemoryPlan, GpuModel, Backend };
 export type { BackendOptions, BudgetLimits, DeviceSummary, NativeDevice, NativeMemInfo, SearchLimits };
-export type { DriverInfo } from "./native/addonTypes.js";
+export type { DriverInfo, NativeComputeMode } from "./native/addonTypes.js";
 export type { DeviceLockOptions } from "./devices/deviceLock.js";
 export type { ProcessUsage } from "./devices/inventory.js";
 export type { PlannedTensor, Category } from "./plan/memoryPlan.js";

@@ -18,7 +18,8 @@ class DeviceContexts {
 
   // The device's primary context, retained on first use and kept until Release: it is the context
   // the CUDA runtime, PyTorch or onnxruntime use in this process too, so vramfit creates no second
-  // one. Call with Lock(ordinal) held. Throws NativeError when the retain fails (retried next time).
+  // one. Call with Lock(ordinal) held. Throws NativeError when the retain fails (retried next time):
+  // ERR_DEVICE_EXCLUSIVE_PROCESS or ERR_DEVICE_PROHIBITED when the compute mode forbids the context.
   CUcontext Primary(int ordinal, CUdevice device);
 
   // Releases vramfit's one retain of the device's primary context (cuDevicePrimaryCtxRelease_v2),

@@ -2,7 +2,9 @@
 #include "device_task.h"
 
 #include <exception>
+#include <string>
 
+#include "../cuda/sticky_errors.h"
 #include "driver.h"
 
 namespace vramfit {
@@ -28,12 +30,37 @@ Napi::Promise DeviceTask::Start(const std::vector<int>& ordinals) {
   return promise;
 }
 
+namespace {
+
+// After a sticky error every later call in the context fails the same way (cuda.h), and the
+// probe's frees failed with it: vramfit drops its retain, so that the driver destroys the context
+// and the memory in it when no one else in the process holds it, and the next call retains a new
+// one. Runs after Run() has unwound, so the device is not locked. Returns the error to report.
+NativeError ReleaseBrokenContext(const NativeError& error, int ordinal) {
+  if (!error.cudaCode || !IsStickyError(*error.cudaCode)) return error;
+  DeviceContexts& contexts = Driver::Get().contexts();
+  std::unique_lock<std::mutex> device = contexts.Lock(ordinal);
+  std::string outcome = "vramfit released its context";
+  try {
+    if (!contexts.Release(ordinal)) outcome = "vramfit held no context";
+  } catch (const NativeError& failed) {
+    outcome = std::string("releasing the context failed too: ") + failed.what();
+  }
+  return NativeError(error.code,
+                     std::string(error.what()) + "; a sticky error leaves the context unusable, so " + outcome +
+                         " (if the next call fails the same way, the process must be restarted)",
+                     error.cudaCode, error.call, error.nvmlCode);
+}
+
+}  // namespace
+
 void DeviceTask::Execute(int ordinal) {
   try {
     Run(ordinal);
   } catch (const NativeError& error) {
+    NativeError reported = ReleaseBrokenContext(error, ordinal);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!error_ && !failure_) error_.emplace(error);
+    if (!error_ && !failure_) error_.emplace(reported);
   } catch (const std::exception& error) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!error_ && !failure_) failure_ = error.what();

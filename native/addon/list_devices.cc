@@ -21,7 +21,19 @@ struct DeviceRecord {
   int ccMinor = 0;
   int multiprocessorCount = 0;
   bool integrated = false;
+  int computeMode = CU_COMPUTEMODE_DEFAULT;
 };
+
+// CUcomputemode as NativeComputeMode in src/native/addonTypes.ts; nullptr for a value cuda.h lacks.
+const char* ComputeModeName(int mode) {
+  switch (mode) {
+    case CU_COMPUTEMODE_DEFAULT: return "default";
+    case 1: return "exclusive-thread";  // CU_COMPUTEMODE_EXCLUSIVE, removed in CUDA 8
+    case CU_COMPUTEMODE_PROHIBITED: return "prohibited";
+    case CU_COMPUTEMODE_EXCLUSIVE_PROCESS: return "exclusive-process";
+    default: return nullptr;
+  }
+}
 
 // nvidia-smi's form: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, lower-case hex; MIG- for a MIG
 // instance, which is how nvidia-smi -L and CUDA_VISIBLE_DEVICES name it.
@@ -74,6 +86,7 @@ class ListDevicesWorker : public PromiseWorker {
           {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &record.ccMinor},
           {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &record.multiprocessorCount},
           {CU_DEVICE_ATTRIBUTE_INTEGRATED, &integrated},
+          {CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, &record.computeMode},
       };
       for (const auto& entry : attributes) {
         CheckCuda(api, api.cuDeviceGetAttribute(entry.value, entry.attribute, device), "cuDeviceGetAttribute");
@@ -99,6 +112,8 @@ class ListDevicesWorker : public PromiseWorker {
       device.Set("computeCapability", capability);
       device.Set("multiprocessorCount", record.multiprocessorCount);
       device.Set("integrated", record.integrated);
+      const char* mode = ComputeModeName(record.computeMode);
+      device.Set("computeMode", mode ? Napi::Value(Napi::String::New(env, mode)) : env.Null());
       list.Set(i, device);
     }
     return list;

@@ -34,6 +34,7 @@ struct DeviceRecord {
   std::string uuid;      // empty when it could not be read
   std::string parentUuid;
   std::optional<bool> migEnabled;
+  std::optional<int> computeMode;  // a GPU's nvmlComputeMode_t; unknown for an instance or when unsupported
   std::optional<MemoryRecord> memory;
   std::optional<std::vector<ProcessRecord>> processes;
   std::vector<NativeError> errors;
@@ -79,7 +80,30 @@ class NvmlDevicesWorker : public PromiseWorker {
     record.uuid = uuid;
     ReadMemory(handle, record);
     ReadProcesses(handle, record);
+    if (record.migIndex < 0) ReadComputeMode(handle, record);
     return true;
+  }
+
+  // Whether a new context may be created at all (exclusive-process, prohibited), known before
+  // trying. NOT_SUPPORTED (an integrated GPU) is no error: the mode stays unknown.
+  void ReadComputeMode(nvmlDevice_t handle, DeviceRecord& record) {
+    const NvmlApi& nvml = api();
+    if (nvml.nvmlDeviceGetComputeMode == nullptr) return;
+    nvmlComputeMode_t mode = NVML_COMPUTEMODE_DEFAULT;
+    nvmlReturn_t result = nvml.nvmlDeviceGetComputeMode(handle, &mode);
+    if (result == NVML_ERROR_NOT_SUPPORTED) return;
+    if (Ok(record, result, "nvmlDeviceGetComputeMode")) record.computeMode = mode;
+  }
+
+  static Napi::Value ComputeMode(Napi::Env env, const std::optional<int>& mode) {
+    if (!mode) return env.Null();
+    switch (*mode) {
+      case NVML_COMPUTEMODE_DEFAULT: return Napi::String::New(env, "default");
+      case 1: return Napi::String::New(env, "exclusive-thread");  // removed from NVML; never expected
+      case NVML_COMPUTEMODE_PROHIBITED: return Napi::String::New(env, "prohibited");
+      case NVML_COMPUTEMODE_EXCLUSIVE_PROCESS: return Napi::String::New(env, "exclusive-process");
+      default: return env.Null();
+    }
   }
 
   // nvmlDeviceGetMemoryInfo_v2 with the versioned struct; the v1 call when the library lacks v2
@@ -207,6 +231,7 @@ class NvmlDevicesWorker : public PromiseWorker {
       device.Set("uuid", record.uuid.empty() ? env.Null() : Napi::String::New(env, record.uuid));
       device.Set("parentUuid", record.parentUuid.empty() ? env.Null() : Napi::String::New(env, record.parentUuid));
       device.Set("migEnabled", record.migEnabled ? Napi::Boolean::New(env, *record.migEnabled) : env.Null());
+      device.Set("computeMode", ComputeMode(env, record.computeMode));
       if (record.memory) {
         Napi::Object memory = Napi::Object::New(env);
         memory.Set("call", record.memory->call);

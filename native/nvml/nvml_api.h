@@ -35,6 +35,10 @@ enum {
 
 enum { NVML_DEVICE_MIG_DISABLE = 0, NVML_DEVICE_MIG_ENABLE = 1 };
 
+// nvmlComputeMode_t: the same values as the driver's CUcomputemode (1, exclusive-thread, removed).
+typedef int nvmlComputeMode_t;
+enum { NVML_COMPUTEMODE_DEFAULT = 0, NVML_COMPUTEMODE_PROHIBITED = 2, NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3 };
+
 // nvmlDeviceGetUUID: "GPU-" or "MIG-" and 36 characters; NVML_DEVICE_UUID_V2_BUFFER_SIZE.
 #define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
@@ -114,7 +118,8 @@ static_assert(sizeof(nvmlProcessInfo_v2_t) == 24 && offsetof(nvmlProcessInfo_v2_
                                            nvmlProcessInfo_v1_t* infos))                                        \
   X(nvmlDeviceGetMigMode, (nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode))          \
   X(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t device, unsigned int* count))                                 \
-  X(nvmlDeviceGetMigDeviceHandleByIndex, (nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice))
+  X(nvmlDeviceGetMigDeviceHandleByIndex, (nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice))     \
+  X(nvmlDeviceGetComputeMode, (nvmlDevice_t device, nvmlComputeMode_t * mode))
 
 #define NVML_FUNCTIONS(X) NVML_REQUIRED_FUNCTIONS(X) NVML_OPTIONAL_FUNCTIONS(X)
 

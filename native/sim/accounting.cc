@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -17,7 +18,7 @@
 namespace cudasim {
 namespace {
 
-constexpr uint64_t kMagic = 0x31455441544d4953ull;  // "SIMSTATE1" of sorts
+constexpr uint64_t kMagic = 0x32455441544d4953ull;  // "SIMSTATE2" of sorts: slots record contexts
 constexpr int kSlots = 64;
 
 struct Image {
@@ -26,6 +27,7 @@ struct Image {
   struct Slot {
     int32_t pid;  // 0: free
     uint32_t padding;
+    uint64_t contexts;  // bit p: this process has a context on pool p (kMaxPools is 64)
     uint64_t bytes[kMaxPools];
   } slots[kSlots];
 };
@@ -98,6 +100,27 @@ class Ledger : public Accounting {
     return nullptr;
   }
 
+  // Frees a slot that holds nothing: a process with no memory and no context is not listed.
+  static void ReleaseIfEmpty(Image::Slot& slot) {
+    bool empty = slot.contexts == 0;
+    for (uint64_t held : slot.bytes) empty = empty && held == 0;
+    if (empty) slot.pid = 0;
+  }
+
+  // CUDASIM_MEMORY_LOG: one line per change; called inside Transact, so lines are in order.
+  static void Log(const char* what, int pool, uint64_t bytes, uint64_t used) {
+    const char* path = std::getenv("CUDASIM_MEMORY_LOG");
+    if (path == nullptr || *path == '\0' || bytes == 0) return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    char line[160];
+    int length = std::snprintf(line, sizeof line, "%d %s pool=%d bytes=%llu used=%llu\n", static_cast<int>(getpid()),
+                               what, pool, static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(used));
+    ssize_t written = write(fd, line, static_cast<size_t>(length));
+    (void)written;
+    close(fd);
+  }
+
   static uint64_t Sum(const Image& image, int pool) {
     uint64_t total = 0;
     for (const Image::Slot& slot : image.slots) total += slot.pid != 0 ? slot.bytes[pool] : 0;
@@ -107,30 +130,62 @@ class Ledger : public Accounting {
  public:
   bool Charge(int pool, uint64_t bytes, uint64_t capacity) override {
     bool charged = false;
-    Transact([&](Image& image) {
-      uint64_t used = Sum(image, pool);
-      if (used > capacity || bytes > capacity - used) return false;
-      Image::Slot* slot = SlotOf(image, true);
-      if (slot == nullptr) return false;  // 64 processes hold memory already: out of memory
-      slot->bytes[pool] += bytes;
-      charged = true;
-      return true;
-    });
+    Transact([&](Image& image) { return charged = Add(image, pool, bytes, capacity, false); });
     return charged;
   }
 
   void Uncharge(int pool, uint64_t bytes) override {
-    Transact([&](Image& image) {
-      Image::Slot* slot = SlotOf(image, false);
-      if (slot == nullptr) return false;
-      slot->bytes[pool] -= bytes < slot->bytes[pool] ? bytes : slot->bytes[pool];
-      bool empty = true;
-      for (uint64_t held : slot->bytes) empty = empty && held == 0;
-      if (empty) slot->pid = 0;  // a process holding nothing is not listed
-      return true;
-    });
+    Transact([&](Image& image) { return Remove(image, pool, bytes, false); });
   }
 
+  ContextOpened OpenContext(int pool, uint64_t bytes, uint64_t capacity, bool exclusive) override {
+    ContextOpened opened = ContextOpened::kOutOfMemory;
+    Transact([&](Image& image) {
+      int pid = static_cast<int>(getpid());
+      for (const Image::Slot& other : image.slots) {
+        if (exclusive && other.pid != 0 && other.pid != pid && (other.contexts >> pool & 1) != 0) {
+          opened = ContextOpened::kBusy;
+          return false;
+        }
+      }
+      if (!Add(image, pool, bytes, capacity, true)) return false;
+      opened = ContextOpened::kOk;
+      return true;
+    });
+    return opened;
+  }
+
+  void CloseContext(int pool, uint64_t bytes) override {
+    Transact([&](Image& image) { return Remove(image, pool, bytes, true); });
+  }
+
+ private:
+  // Inside Transact: charges `bytes` to this process (and records its context on the pool) unless
+  // every holder together would then exceed `capacity`. True when the image changed.
+  static bool Add(Image& image, int pool, uint64_t bytes, uint64_t capacity, bool context) {
+    uint64_t used = Sum(image, pool);
+    if (used > capacity || bytes > capacity - used) return false;
+    Image::Slot* slot = SlotOf(image, true);
+    if (slot == nullptr) return false;  // 64 processes hold memory already: out of memory
+    if (context) slot->contexts |= 1ull << pool;
+    slot->bytes[pool] += bytes;
+    Log("charge", pool, bytes, used + bytes);
+    return true;
+  }
+
+  // Inside Transact: uncharges up to `bytes` of this process's (and drops its context on the pool).
+  static bool Remove(Image& image, int pool, uint64_t bytes, bool context) {
+    Image::Slot* slot = SlotOf(image, false);
+    if (slot == nullptr) return false;
+    uint64_t taken = bytes < slot->bytes[pool] ? bytes : slot->bytes[pool];
+    slot->bytes[pool] -= taken;
+    if (context) slot->contexts &= ~(1ull << pool);
+    Log("uncharge", pool, taken, Sum(image, pool));
+    ReleaseIfEmpty(*slot);
+    return true;
+  }
+
+ public:
   uint64_t Charged(int pool) override {
     uint64_t total = 0;
     Transact([&](Image& image) {
@@ -144,7 +199,9 @@ class Ledger : public Accounting {
     std::vector<Holder> holders;
     Transact([&](Image& image) {
       for (const Image::Slot& slot : image.slots) {
-        if (slot.pid != 0 && slot.bytes[pool] > 0) holders.push_back({slot.pid, slot.bytes[pool]});
+        if (slot.pid != 0 && (slot.bytes[pool] > 0 || (slot.contexts >> pool & 1) != 0)) {
+          holders.push_back({slot.pid, slot.bytes[pool]});
+        }
       }
       return false;
     });

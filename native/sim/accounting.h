@@ -1,6 +1,8 @@
 // Who holds how much of each pool: the simulated kernel driver's ledger. In memory for one process,
 // or, with CUDASIM_STATE=FILE, in a file every process naming it shares (flock-protected), so
-// several processes see one device.
+// several processes see one device. CUDASIM_MEMORY_LOG=FILE: every change is appended to FILE as
+// one line, `<pid> <charge|uncharge> pool=<P> bytes=<B> used=<all processes' bytes on P after>`,
+// written inside the ledger's lock, so the lines of all processes are in the order of the changes.
 #ifndef CUDASIM_ACCOUNTING_H
 #define CUDASIM_ACCOUNTING_H
 
@@ -18,6 +20,8 @@ struct Holder {
   uint64_t bytes;
 };
 
+enum class ContextOpened { kOk, kOutOfMemory, kBusy };
+
 class SIMGPU_API Accounting {
  public:
   // The process's ledger, opened by the first library to initialize. A second library must bring
@@ -28,8 +32,15 @@ class SIMGPU_API Accounting {
   // `capacity`. False: out of memory (or the ledger could not be read; it says so on stderr).
   virtual bool Charge(int pool, uint64_t bytes, uint64_t capacity) = 0;
   virtual void Uncharge(int pool, uint64_t bytes) = 0;
+  // Records this process's context on `pool` and charges its `bytes`, in one step: kOutOfMemory
+  // when they do not fit, kBusy when `exclusive` and another process has a context there (the
+  // exclusive-process compute mode).
+  virtual ContextOpened OpenContext(int pool, uint64_t bytes, uint64_t capacity, bool exclusive) = 0;
+  // Drops this process's context on `pool`, uncharging `bytes` (the context's and what it held).
+  virtual void CloseContext(int pool, uint64_t bytes) = 0;
   // Everything charged to the pool, by every process.
   virtual uint64_t Charged(int pool) = 0;
+  // The processes holding memory or a context on the pool.
   virtual std::vector<Holder> Holders(int pool) = 0;
 
   virtual ~Accounting() = default;

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -41,6 +43,51 @@ bool GpuLost(int gpu) {
 
 void SleepMs(unsigned ms) {
   if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+namespace {
+
+// Never destroyed, like the fault rules: a call on a worker thread may outlive static destruction.
+std::mutex& gPauseMutex = *new std::mutex;
+std::string& gPauseSpec = *new std::string;
+unsigned long long gPauseCalls = 0;
+
+bool Exists(const std::string& path) {
+  return access(path.c_str(), F_OK) == 0;
+}
+
+}  // namespace
+
+void PauseIfAsked(const char* function) {
+  const char* text = std::getenv("CUDASIM_PAUSE");
+  if (text == nullptr || *text == '\0') return;
+  std::string spec = text, path;
+  {
+    std::lock_guard<std::mutex> lock(gPauseMutex);
+    if (spec != gPauseSpec) {
+      gPauseSpec = spec;
+      gPauseCalls = 0;
+    }
+    size_t first = spec.find(':'), second = first == std::string::npos ? first : spec.find(':', first + 1);
+    if (second == std::string::npos || spec.compare(0, first, function) != 0 || first != std::strlen(function)) return;
+    char* end = nullptr;
+    unsigned long long after = std::strtoull(spec.c_str() + first + 1, &end, 10);
+    if (end != spec.c_str() + second || second + 1 >= spec.size()) {
+      std::fprintf(stderr, "cudasim: ignoring malformed CUDASIM_PAUSE \"%s\" (expected function:afterN:path)\n", text);
+      return;
+    }
+    if (++gPauseCalls != after + 1) return;
+    path = spec.substr(second + 1);
+  }
+  int fd = open((path + ".paused").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) close(fd);
+  for (int waited = 0; !Exists(path + ".resume"); ++waited) {
+    if (waited == 60000) {
+      std::fprintf(stderr, "cudasim: CUDASIM_PAUSE: %s.resume did not appear within 60 s; going on\n", path.c_str());
+      return;
+    }
+    SleepMs(1);
+  }
 }
 
 }  // namespace cudasim

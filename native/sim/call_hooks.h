@@ -1,4 +1,4 @@
-// What every simulated entry point does besides its own work: tracing, lost GPUs, latency.
+// What every simulated entry point does besides its own work: tracing, lost GPUs, latency, pauses.
 #ifndef CUDASIM_CALL_HOOKS_H
 #define CUDASIM_CALL_HOOKS_H
 
@@ -15,6 +15,14 @@ SIMGPU_API void TraceCall(const char* function);
 SIMGPU_API bool GpuLost(int gpu);
 
 SIMGPU_API void SleepMs(unsigned ms);
+
+// CUDASIM_PAUSE=function:afterN:PATH: the call of `function` after the first afterN (counted in
+// this process, restarting when the value changes) creates PATH.paused and waits, before doing
+// anything, until PATH.resume exists; once. A test then acts while the call is held: another
+// process allocates between a probe's reading and its allocation, or holds memory mid-probe. The
+// wait ends after 60 s regardless (saying so on stderr), so a broken test cannot hang a process.
+// Call it holding no lock.
+SIMGPU_API void PauseIfAsked(const char* function);
 
 }  // namespace cudasim
 

@@ -1,4 +1,4 @@
-// Parses CUDASIM_FAIL and counts calls per rule.
+// Parses CUDASIM_FAIL and CUDASIM_ASYNC_FAIL and counts calls per rule.
 #include "fault_injection.h"
 
 #include <cstdio>
@@ -18,10 +18,17 @@ struct Rule {
   unsigned long long calls = 0;
 };
 
+// One variable's rules, reparsed whenever its value changes (which restarts the counters).
+struct RuleSet {
+  const char* variable;
+  std::string spec;  // the value the rules were parsed from
+  std::vector<Rule> rules;
+};
+
 // Never destroyed: a driver call on a worker thread may outlive static destruction at exit.
 std::mutex& gMutex = *new std::mutex;
-std::string& gSpec = *new std::string;  // the CUDASIM_FAIL value gRules was parsed from
-std::vector<Rule>& gRules = *new std::vector<Rule>;
+RuleSet& gFail = *new RuleSet{"CUDASIM_FAIL", "", {}};
+RuleSet& gAsyncFail = *new RuleSet{"CUDASIM_ASYNC_FAIL", "", {}};
 
 bool ParseRule(const std::string& text, Rule& rule) {
   std::istringstream in(text);
@@ -38,36 +45,44 @@ bool ParseRule(const std::string& text, Rule& rule) {
   return true;
 }
 
-void Reparse(const std::string& spec) {
-  gSpec = spec;
-  gRules.clear();
+void Reparse(RuleSet& set, const std::string& spec) {
+  set.spec = spec;
+  set.rules.clear();
   std::istringstream in(spec);
   std::string text;
   while (std::getline(in, text, ',')) {
     if (text.empty()) continue;
     Rule rule;
     if (ParseRule(text, rule)) {
-      gRules.push_back(rule);
+      set.rules.push_back(rule);
     } else {
       // Loud, because a silently ignored rule makes a fault test pass for the wrong reason.
-      std::fprintf(stderr, "cudasim: ignoring malformed CUDASIM_FAIL rule \"%s\" (expected function:code[:afterN])\n",
+      std::fprintf(stderr, "cudasim: ignoring malformed %s rule \"%s\" (expected function:code[:afterN])\n", set.variable,
                    text.c_str());
     }
   }
 }
 
-}  // namespace
-
-int InjectedFault(const char* function) {
+int Match(RuleSet& set, const char* function) {
   std::lock_guard<std::mutex> lock(gMutex);
-  const char* spec = std::getenv("CUDASIM_FAIL");
-  if ((spec ? spec : "") != gSpec) Reparse(spec ? spec : "");
+  const char* spec = std::getenv(set.variable);
+  if ((spec ? spec : "") != set.spec) Reparse(set, spec ? spec : "");
   int injected = 0;
-  for (Rule& rule : gRules) {
+  for (Rule& rule : set.rules) {
     // Every matching rule counts the call, so two rules on one function keep their own schedules.
     if (rule.function == function && ++rule.calls > rule.passCalls && injected == 0) injected = rule.code;
   }
   return injected;
+}
+
+}  // namespace
+
+int InjectedFault(const char* function) {
+  return Match(gFail, function);
+}
+
+int InjectedAsyncFault(const char* function) {
+  return Match(gAsyncFail, function);
 }
 
 }  // namespace cudasim

@@ -1,4 +1,5 @@
-// CUDASIM_FAIL: makes chosen driver functions fail with chosen CUresults, for tests of error paths.
+// CUDASIM_FAIL and CUDASIM_ASYNC_FAIL: make chosen driver functions, or the device work they queue,
+// fail with chosen CUresults, for tests of error paths.
 #ifndef CUDASIM_FAULT_INJECTION_H
 #define CUDASIM_FAULT_INJECTION_H
 
@@ -15,6 +16,11 @@ namespace cudasim {
 // inject different faults in turn. Change it only while no driver call is in flight: getenv
 // races with setenv.
 SIMGPU_API int InjectedFault(const char* function);
+
+// CUDASIM_ASYNC_FAIL, same grammar: the device work that `function` queues (cuMemsetD8_v2 is the
+// one such function simulated) fails with `code`. The call itself succeeds, as a real launch
+// does; the error surfaces at the next synchronization (sim_driver.cc). Counts this call.
+SIMGPU_API int InjectedAsyncFault(const char* function);
 
 }  // namespace cudasim
 

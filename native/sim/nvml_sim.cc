@@ -312,6 +312,15 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned 
   return nvmlsim::ListProcesses(Call(__func__), device, infoCount, infos, nvmlsim::FillV1);
 }
 
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mode) {
+  Call call(__func__);
+  if (nvmlReturn_t status = call.Status(device)) return status;
+  if (mode == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (device->mig >= 0 || nvmlsim::Spec(device).integrated) return NVML_ERROR_NOT_SUPPORTED;
+  *mode = nvmlsim::Spec(device).computeMode;  // the driver's and NVML's values are the same
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode) {
   Call call(__func__);
   if (nvmlReturn_t status = call.Status(device)) return status;

@@ -55,7 +55,7 @@ bool ParseProcess(const std::string& value, OtherProcess& process) {
 }
 
 // Optional trailing `key=value` fields: cc=8.0, sm=108, integrated=1, reserved=BYTES, bus=3B,
-// delay=MS, proc=PID@BYTES (repeatable), mig=BYTES+BYTES+...
+// delay=MS, proc=PID@BYTES (repeatable), mig=BYTES+BYTES+..., mode=default|exclusive-process|prohibited
 bool ApplyExtra(const std::string& field, DeviceSpec& spec) {
   size_t eq = field.find('=');
   std::string key = field.substr(0, eq), value = field.substr(eq + 1);
@@ -92,6 +92,13 @@ bool ApplyExtra(const std::string& field, DeviceSpec& spec) {
     OtherProcess process;
     if (!ParseProcess(value, process)) return false;
     spec.processes.insert(spec.processes.begin(), process);  // fields are read right to left
+    return true;
+  }
+  if (key == "mode") {
+    if (value == "default") spec.computeMode = kComputeModeDefault;
+    else if (value == "exclusive-process") spec.computeMode = kComputeModeExclusiveProcess;
+    else if (value == "prohibited") spec.computeMode = kComputeModeProhibited;
+    else return false;
     return true;
   }
   if (key == "mig") {
@@ -152,7 +159,8 @@ std::optional<SimConfig> ReadConfig(std::string& error) {
       DeviceSpec spec;
       if (!ParseDevice(entry, spec)) {
         error = "CUDASIM_DEVICES: expected name:totalBytes[:usedBytes][:cc=M.m][:sm=N][:integrated=0|1]"
-                "[:reserved=BYTES][:bus=HEX][:delay=MS][:proc=PID@BYTES|na][:mig=BYTES+...], got \"" +
+                "[:reserved=BYTES][:bus=HEX][:delay=MS][:proc=PID@BYTES|na][:mig=BYTES+...]"
+                "[:mode=default|exclusive-process|prohibited], got \"" +
                 entry + "\"";
         return std::nullopt;
       }
@@ -163,7 +171,13 @@ std::optional<SimConfig> ReadConfig(std::string& error) {
   if (!ReadUnsignedEnv("CUDASIM_GRANULARITY", config.granularity, error) ||
       !ReadUnsignedEnv("CUDASIM_SYNC_DELAY_MS", syncDelayMs, error) ||
       !ReadUnsignedEnv("CUDASIM_CALL_DELAY_MS", callDelayMs, error) ||
-      !ReadUnsignedEnv("CUDASIM_CONTEXT_BYTES", config.contextBytes, error)) {
+      !ReadUnsignedEnv("CUDASIM_CONTEXT_BYTES", config.contextBytes, error) ||
+      !ReadUnsignedEnv("CUDASIM_SMALL_ALLOC_MAX", config.smallAllocMaxBytes, error) ||
+      !ReadUnsignedEnv("CUDASIM_ALLOC_ALIGNMENT", config.allocAlignment, error)) {
+    return std::nullopt;
+  }
+  if (config.allocAlignment == 0) {
+    error = "CUDASIM_ALLOC_ALIGNMENT: expected a positive number of bytes, got 0";
     return std::nullopt;
   }
   if (config.granularity == 0) {

@@ -19,6 +19,18 @@ struct OtherProcess {
   bool bytesKnown = true;
 };
 
+// CUcomputemode (cuda.h) and nvmlComputeMode_t (nvml.h) share these values; 1 (exclusive-thread)
+// was removed in CUDA 8 and is not simulated.
+constexpr int kComputeModeDefault = 0;
+constexpr int kComputeModeProhibited = 2;
+constexpr int kComputeModeExclusiveProcess = 3;
+
+// CUDASIM_CONTEXT_BYTES' default: the 256 MiB a bare primary context was seen to hold (an RTX 3090,
+// driver 610, PyTorch 2.7 with CUDA 12.8 lazy loading, before any kernel ran: invoke-ai/InvokeAI
+// issue 9413), at the low end of the ~300-400 MB that PyTorch's own context is reported to take
+// with CUDA >= 11.7 (pytorch/pytorch issues 107667 and 109888). docs/simulator.md says more.
+constexpr uint64_t kDefaultContextBytes = 256ull << 20;
+
 struct DeviceSpec {
   std::string name;
   uint64_t totalBytes = 0;  // what cuDeviceTotalMem_v2 and NVML's v1 total report
@@ -33,6 +45,8 @@ struct DeviceSpec {
   unsigned delayMs = 0;  // extra latency of every call that reaches this device
   std::vector<OtherProcess> processes;
   std::vector<uint64_t> migInstanceBytes;  // MIG enabled when non-empty: one pool per instance
+  // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE / nvmlComputeMode_t: the same numbers in both APIs.
+  int computeMode = kComputeModeDefault;
 };
 
 struct SimConfig {
@@ -42,15 +56,21 @@ struct SimConfig {
   unsigned syncDelayMs = 0;
   // Latency of every call that reaches a device (context, memory, synchronize).
   unsigned callDelayMs = 0;
-  // Device memory a primary context takes while it is active (real drivers: a few hundred MiB).
-  uint64_t contextBytes = 0;
+  // Device memory a primary context takes while it is active, charged when it is created.
+  uint64_t contextBytes = kDefaultContextBytes;
+  // cuMemAlloc_v2 requests of at most this many bytes (and under a page) share pages with each
+  // other, each rounded up to allocAlignment; larger ones take whole pages (granularity). 0: none
+  // share. The defaults follow Pascal and later GPUs: 2 MiB pages, allocations over 1 MiB
+  // page-aligned (pytorch/pytorch pull 17120), 512-byte alignment (cupy/cupy pull 176).
+  uint64_t smallAllocMaxBytes = 1u << 20;
+  uint64_t allocAlignment = 512;
   // CUDASIM_STATE: a file holding the memory accounting, shared by every process that names it.
   std::string statePath;
   std::string devicesText;  // CUDASIM_DEVICES as given: the identity of the machine
 };
 
 // Reads CUDASIM_DEVICES, CUDASIM_GRANULARITY, CUDASIM_SYNC_DELAY_MS, CUDASIM_CALL_DELAY_MS,
-// CUDASIM_CONTEXT_BYTES and CUDASIM_STATE. On malformed input, returns nullopt and sets `error`
+// CUDASIM_CONTEXT_BYTES, CUDASIM_SMALL_ALLOC_MAX, CUDASIM_ALLOC_ALIGNMENT and CUDASIM_STATE. On malformed input, returns nullopt and sets `error`
 // (the caller reports it: a typo must not look like "no GPU").
 SIMGPU_API std::optional<SimConfig> ReadConfig(std::string& error);
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../cuda/cuda_driver_api.h"
+#include "../cuda/sticky_errors.h"
 #include "accounting.h"
 #include "call_hooks.h"
 #include "error_table.h"
@@ -41,7 +42,17 @@ constexpr CUresult kLostResult = 46;  // CUDA_ERROR_DEVICE_UNAVAILABLE
 struct Allocation {
   int ordinal;
   size_t requestedBytes;
-  uint64_t reservedBytes;  // rounded up to the granularity: what the device actually loses
+  uint64_t reservedBytes;  // a large one: rounded up to the granularity, what the device loses
+  uint64_t page = 0;       // a small one: the shared page it lives in (its reservedBytes are 0)
+  uint64_t pageBytes = 0;  // and its share of it, rounded up to the alignment
+};
+
+// A page (one granule) that small allocations share, as the real driver packs them: charged
+// when the first one needs it, uncharged when the last one in it is freed. Its bytes are
+// counted, not placed: fragmentation inside a page is not modelled.
+struct SharedPage {
+  uint64_t usedBytes = 0;
+  int allocations = 0;
 };
 
 // A CUDA device: a whole GPU, or one MIG instance of one.
@@ -52,6 +63,11 @@ struct SimDevice {
   CUuuid uuid;        // cuDeviceGetUuid_v2: the MIG instance's own UUID on a MIG device
   CUuuid legacyUuid;  // cuDeviceGetUuid: always the physical GPU's
   int primaryRefs = 0;  // the primary context is active while retained
+  // Of the primary context, reset when it is destroyed: an asynchronous error waiting for the
+  // next synchronization, and a sticky one that every call in the context now returns.
+  CUresult pendingError = CUDA_SUCCESS;
+  CUresult stickyError = CUDA_SUCCESS;
+  std::map<uint64_t, SharedPage> pages;  // by page id
 };
 
 struct State {
@@ -64,6 +80,7 @@ struct State {
   std::deque<CUctx_st> contexts;  // a deque, so handles stay valid
   std::map<CUdeviceptr, Allocation> allocations;
   CUdeviceptr nextAddress = 1ull << 40;
+  uint64_t nextPage = 1;
 };
 
 // Never destroyed: a driver call on a worker thread may outlive static destruction at exit.
@@ -92,6 +109,7 @@ class Call {
   // kCurrent for calls on the thread's current context, or a CUDA ordinal.
   explicit Call(const char* function, int device = kNoDevice) : fault_(InjectedFault(function)) {
     TraceCall(function);
+    PauseIfAsked(function);  // unlocked: while this call waits, other threads and processes proceed
     int ordinal = device == kCurrent ? (tCurrent ? tCurrent->ordinal : -1) : device;
     const SimDevice* target = nullptr;
     if (device != kNoDevice && S().initialized) target = FindDevice(ordinal);  // fixed after cuInit
@@ -119,7 +137,17 @@ CUresult CurrentDevice(SimDevice*& device) {
   if (tCurrent == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   device = &S().devices[tCurrent->ordinal];
   // A primary context released by everyone is inactive; the real driver answers 709 then.
-  return device->primaryRefs > 0 ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  if (device->primaryRefs == 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  return device->stickyError;  // CUDA_SUCCESS unless the context is broken
+}
+
+bool SmallAllocation(uint64_t bytes) {
+  const SimConfig& config = S().machine.config;
+  return bytes <= config.smallAllocMaxBytes && bytes < config.granularity;
+}
+
+uint64_t RoundUp(uint64_t bytes, uint64_t unit) {
+  return (bytes + unit - 1) / unit * unit;
 }
 
 uint64_t Capacity(const SimDevice& device) {
@@ -271,6 +299,7 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) 
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = device->spec->ccMinor; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = device->spec->multiprocessorCount; break;
     case CU_DEVICE_ATTRIBUTE_INTEGRATED: *pi = device->spec->integrated ? 1 : 0; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: *pi = device->spec->computeMode; break;
     default: return CUDA_ERROR_INVALID_VALUE;  // the simulator models only what vramfit reads
   }
   return CUDA_SUCCESS;
@@ -294,11 +323,21 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   SimDevice* device = cudasim::FindDevice(dev);
   if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  // Creating the context costs device memory, as it does on a real GPU (CUDASIM_CONTEXT_BYTES).
-  uint64_t contextBytes = S().machine.config.contextBytes;
-  if (device->primaryRefs == 0 && contextBytes > 0 &&
-      !S().accounting->Charge(device->pool, contextBytes, cudasim::Capacity(*device))) {
-    return CUDA_ERROR_OUT_OF_MEMORY;
+  if (device->primaryRefs == 0) {
+    // Creating the context: the compute mode may forbid it (CUDA_ERROR_DEVICE_UNAVAILABLE is what
+    // cuda.h names for both modes), and it costs device memory (CUDASIM_CONTEXT_BYTES).
+    int mode = device->spec->computeMode;
+    if (mode == cudasim::kComputeModeProhibited) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    bool exclusive = mode == cudasim::kComputeModeExclusiveProcess;
+    // Another user's process (proc=) on a whole GPU has its context there already.
+    bool mig = S().machine.pools[device->pool].mig >= 0;
+    if (exclusive && !mig && !device->spec->processes.empty()) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    switch (S().accounting->OpenContext(device->pool, S().machine.config.contextBytes, cudasim::Capacity(*device),
+                                        exclusive)) {
+      case cudasim::ContextOpened::kBusy: return CUDA_ERROR_DEVICE_UNAVAILABLE;
+      case cudasim::ContextOpened::kOutOfMemory: return CUDA_ERROR_OUT_OF_MEMORY;
+      case cudasim::ContextOpened::kOk: break;
+    }
   }
   ++device->primaryRefs;
   *pctx = &S().contexts[dev];
@@ -311,9 +350,10 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   SimDevice* device = cudasim::FindDevice(dev);
   if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   if (device->primaryRefs == 0) return CUDA_ERROR_INVALID_CONTEXT;
-  // The last release destroys the context, and with it every allocation made in it.
+  // The last release destroys the context, and with it every allocation made in it and any
+  // error it had.
   if (--device->primaryRefs == 0) {
-    uint64_t held = S().machine.config.contextBytes;
+    uint64_t held = S().machine.config.contextBytes + device->pages.size() * S().machine.config.granularity;
     for (auto it = S().allocations.begin(); it != S().allocations.end();) {
       if (it->second.ordinal != dev) {
         ++it;
@@ -322,7 +362,9 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
       held += it->second.reservedBytes;
       it = S().allocations.erase(it);
     }
-    S().accounting->Uncharge(device->pool, held);
+    device->pages.clear();
+    device->pendingError = device->stickyError = CUDA_SUCCESS;
+    S().accounting->CloseContext(device->pool, held);
   }
   return CUDA_SUCCESS;
 }
@@ -352,10 +394,14 @@ CUresult cuCtxSynchronize(void) {
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
   if (CUresult status = cudasim::CurrentDevice(device)) return status;
+  // The queued work's failure surfaces here; a sticky one stays with the context from now on.
+  CUresult failure = device->pendingError;
+  device->pendingError = CUDA_SUCCESS;
+  if (vramfit::IsStickyError(failure)) device->stickyError = failure;
   unsigned delayMs = S().machine.config.syncDelayMs;
   call.Unlock();  // a synchronizing thread must not stall the other threads' driver calls
   cudasim::SleepMs(delayMs);
-  return CUDA_SUCCESS;
+  return failure;
 }
 
 CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
@@ -378,12 +424,33 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   uint64_t granularity = S().machine.config.granularity;
   uint64_t capacity = cudasim::Capacity(*device);
   if (bytesize > capacity) return CUDA_ERROR_OUT_OF_MEMORY;  // also keeps the rounding below from overflowing
-  uint64_t reserved = (bytesize + granularity - 1) / granularity * granularity;
-  // The check and the charge are one step of the ledger: another process cannot slip in between.
-  if (!S().accounting->Charge(device->pool, reserved, capacity)) return CUDA_ERROR_OUT_OF_MEMORY;
+  cudasim::Allocation allocation{cudasim::tCurrent->ordinal, bytesize, 0};
+  if (cudasim::SmallAllocation(bytesize)) {
+    // Into the first shared page with room, else a new page.
+    allocation.pageBytes = cudasim::RoundUp(bytesize, S().machine.config.allocAlignment);
+    for (auto& [id, page] : device->pages) {
+      if (page.usedBytes + allocation.pageBytes <= granularity) {
+        allocation.page = id;
+        break;
+      }
+    }
+    if (allocation.page == 0) {
+      if (!S().accounting->Charge(device->pool, granularity, capacity)) return CUDA_ERROR_OUT_OF_MEMORY;
+      allocation.page = S().nextPage++;
+    }
+    cudasim::SharedPage& page = device->pages[allocation.page];
+    page.usedBytes += allocation.pageBytes;
+    ++page.allocations;
+  } else {
+    allocation.reservedBytes = cudasim::RoundUp(bytesize, granularity);
+    // The check and the charge are one step of the ledger: another process cannot slip in between.
+    if (!S().accounting->Charge(device->pool, allocation.reservedBytes, capacity)) return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   CUdeviceptr address = S().nextAddress;
-  S().nextAddress += reserved;  // addresses are never reused, so a stale pointer is caught
-  S().allocations[address] = {cudasim::tCurrent->ordinal, bytesize, reserved};
+  // Addresses are never reused, so a stale pointer is caught; a small allocation's address is not
+  // inside its page (pages are only counted).
+  S().nextAddress += cudasim::RoundUp(bytesize, granularity);
+  S().allocations[address] = allocation;
   *dptr = address;
   return CUDA_SUCCESS;
 }
@@ -396,7 +463,18 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
   // Unified addressing: a pointer is freed wherever it lives, whichever context is current.
   auto found = S().allocations.find(dptr);
   if (found == S().allocations.end()) return CUDA_ERROR_INVALID_VALUE;
-  S().accounting->Uncharge(S().devices[found->second.ordinal].pool, found->second.reservedBytes);
+  const cudasim::Allocation& allocation = found->second;
+  SimDevice& owner = S().devices[allocation.ordinal];
+  if (allocation.page != 0) {
+    auto page = owner.pages.find(allocation.page);
+    page->second.usedBytes -= allocation.pageBytes;
+    if (--page->second.allocations == 0) {  // the last allocation in the page: the page goes too
+      owner.pages.erase(page);
+      S().accounting->Uncharge(owner.pool, S().machine.config.granularity);
+    }
+  } else {
+    S().accounting->Uncharge(owner.pool, allocation.reservedBytes);
+  }
   S().allocations.erase(found);
   return CUDA_SUCCESS;
 }
@@ -415,6 +493,11 @@ CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   if (found->second.ordinal != cudasim::tCurrent->ordinal || offset >= found->second.requestedBytes ||
       N > found->second.requestedBytes - offset) {
     return CUDA_ERROR_INVALID_VALUE;
+  }
+  // The memset is queued on the device: a failure of that work (CUDASIM_ASYNC_FAIL) is not this
+  // call's result but the next synchronization's. The first failure is the one reported.
+  if (int failure = cudasim::InjectedAsyncFault(__func__); failure != 0 && device->pendingError == CUDA_SUCCESS) {
+    device->pendingError = failure;
   }
   return CUDA_SUCCESS;
 }

@@ -11,6 +11,13 @@ export interface DriverInfo {
   uuidV2: boolean;
 }
 
+/**
+ * A device's compute mode (`CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`, `nvmlDeviceGetComputeMode`: the same
+ * values). `exclusive-process`: one process at a time may have a context on the device;
+ * `prohibited`: none may; `exclusive-thread` was removed in CUDA 8 and is not expected.
+ */
+export type NativeComputeMode = "default" | "exclusive-process" | "prohibited" | "exclusive-thread";
+
 /** One CUDA device, as the driver enumerates it (under `CUDA_VISIBLE_DEVICES`). Creates no context. */
 export interface NativeDevice {
   ordinal: number;
@@ -32,6 +39,12 @@ export interface NativeDevice {
   multiprocessorCount: number;
   /** `CU_DEVICE_ATTRIBUTE_INTEGRATED`: device memory is system memory (Jetson). */
   integrated: boolean;
+  /**
+   * `CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`; null for a value cuda.h does not define. When the mode
+   * forbids vramfit's context, device calls reject `ERR_DEVICE_EXCLUSIVE_PROCESS` (another process
+   * holds the device) or `ERR_DEVICE_PROHIBITED`, naming the mode.
+   */
+  computeMode: NativeComputeMode | null;
 }
 
 /** `cuMemGetInfo_v2` in the device's primary context: exactly what `cudaMemGetInfo` returns. */
@@ -145,6 +158,12 @@ export interface NvmlDevice {
   parentUuid: string | null;
   /** For a GPU: whether MIG is on; null when unknown (or for an instance). */
   migEnabled: boolean | null;
+  /**
+   * For a GPU: `nvmlDeviceGetComputeMode`, readable before any context exists (with `processes`,
+   * it tells whether an exclusive-process GPU is taken); null for an instance, when unsupported
+   * (an integrated GPU), when this NVML lacks the call, or when it failed (see `errors`).
+   */
+  computeMode: NativeComputeMode | null;
   /** null when the query failed or is not supported (an integrated GPU): see `errors`. */
   memory: NvmlMemory | null;
   /** null when unknown: unsupported, failed (see `errors`), or no process query in this NVML. */

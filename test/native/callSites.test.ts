@@ -46,7 +46,8 @@ beforeAll(async () => {
     { name: "NVIDIA A100-SXM4-40GB", totalBytes: 40 * GiB, extras: ["bus=01", `mig=${20 * GiB}+${10 * GiB}`] },
     ...Array.from({ length: DEVICES - 1 }, () => ({ name: "NVIDIA A10", totalBytes: DEVICE_BYTES, extras: ["proc=9@0"] })),
   ];
-  ({ addon } = await startSimulator({ devices, syncDelayMs: 0 }));
+  // No context cost: "no memory left behind" is then free memory back at the device's total.
+  ({ addon } = await startSimulator({ devices, syncDelayMs: 0, contextBytes: 0 }));
 });
 
 async function expectNoLeak(ordinal: number, leakedBytes = 0): Promise<void> {
@@ -111,11 +112,11 @@ describe("driver call sites", () => {
 
   it("a driver that cannot name its own error still gives the number", async () => {
     const d = fresh();
-    const error = await withFault("cuMemAlloc_v2:719,cuGetErrorName:999,cuGetErrorString:999", () => rejection(addon.probe(d, [MiB], { touch: false })));
+    const error = await withFault("cuMemAlloc_v2:801,cuGetErrorName:999,cuGetErrorString:999", () => rejection(addon.probe(d, [MiB], { touch: false })));
     expect({ code: error.code, cudaCode: error.cudaCode, message: error.message }).toEqual({
-      code: "ERR_CUDA_719",
-      cudaCode: 719,
-      message: "cuMemAlloc_v2 failed: unrecognized error (CUresult 719)",
+      code: "ERR_CUDA_801",
+      cudaCode: 801,
+      message: "cuMemAlloc_v2 failed: unrecognized error (CUresult 801)",
     });
     await expectNoLeak(d);
   });
@@ -147,6 +148,7 @@ describe("NVML call sites", () => {
         "nvmlDeviceGetMigMode",
         "nvmlDeviceGetMaxMigDeviceCount",
         "nvmlDeviceGetMigDeviceHandleByIndex",
+        "nvmlDeviceGetComputeMode",
       ]),
     );
     for (const [fn, passed] of injections(calls)) {

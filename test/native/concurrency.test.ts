@@ -15,7 +15,7 @@ let devices: NativeDevice[];
 
 beforeAll(async () => {
   const device = { name: "NVIDIA H100 80GB HBM3", totalBytes: 16 * GiB };
-  ({ addon } = await startSimulator({ devices: Array.from({ length: DEVICES }, () => device), callDelayMs: CALL_DELAY_MS }));
+  ({ addon } = await startSimulator({ devices: Array.from({ length: DEVICES }, () => device), callDelayMs: CALL_DELAY_MS, contextBytes: 0 }));
   devices = await addon.devices();
   await Promise.all(devices.map((d) => addon.memGetInfo(d.ordinal))); // contexts retained: probes are 3 calls each
 });

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 
 import type { Addon, NativeDevice } from "../../src/native/addonTypes.js";
-import { GiB, MiB, rejection, startSimulator } from "./simulator.js";
+import { DEFAULT_CONTEXT_BYTES, GiB, MiB, rejection, startSimulator } from "./simulator.js";
 
 const h100 = { name: "NVIDIA H100 80GB HBM3", totalBytes: 85_520_809_984 };
 const machine = {
@@ -56,10 +56,11 @@ describe("devices()", () => {
 });
 
 describe("memGetInfo()", () => {
-  it("returns total minus what others use, to the byte, per device", async () => {
-    expect(await addon.memGetInfo(0)).toEqual({ freeBytes: 85_520_809_984 - 3 * GiB, totalBytes: 85_520_809_984 });
-    expect(await addon.memGetInfo(1)).toEqual({ freeBytes: 85_520_809_984 - 512 * MiB, totalBytes: 85_520_809_984 });
-    expect(await addon.memGetInfo(2)).toEqual({ freeBytes: 30 * GiB + 116, totalBytes: 30 * GiB + 123 });
+  it("returns total minus what others use and the context it created, to the byte, per device", async () => {
+    const context = DEFAULT_CONTEXT_BYTES;
+    expect(await addon.memGetInfo(0)).toEqual({ freeBytes: 85_520_809_984 - 3 * GiB - context, totalBytes: 85_520_809_984 });
+    expect(await addon.memGetInfo(1)).toEqual({ freeBytes: 85_520_809_984 - 512 * MiB - context, totalBytes: 85_520_809_984 });
+    expect(await addon.memGetInfo(2)).toEqual({ freeBytes: 30 * GiB + 116 - context, totalBytes: 30 * GiB + 123 });
   });
 
   it("rejects an ordinal the driver does not have with ERR_INVALID_DEVICE", async () => {

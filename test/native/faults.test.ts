@@ -9,12 +9,14 @@ const G = 2 * MiB;
 const device = { name: "NVIDIA A10", totalBytes: 2 * GiB, usedBytes: 0 };
 const freeBytes = 2 * GiB;
 const sizes = [64 * MiB, 128 * MiB + 1, G];
+const STICKY_SUFFIX =
+  "; a sticky error leaves the context unusable, so vramfit released its context (if the next call fails the same way, the process must be restarted)";
 
 let addon: Addon;
 
 beforeAll(async () => {
   // Device 1 stays untouched until the tests that need a fresh primary context.
-  ({ addon } = await startSimulator({ devices: [device, device] }));
+  ({ addon } = await startSimulator({ devices: [device, device], contextBytes: 0 })); // free = total: no context cost
   expect((await addon.memGetInfo(0)).freeBytes).toBe(freeBytes);
 });
 
@@ -36,7 +38,9 @@ describe("errors during a probe", () => {
     const error = await withFault(rule, () => rejection(addon.probe(0, sizes, { touch })));
     expect({ code: error.code, cudaCode: error.cudaCode, call: error.call }).toEqual({ code, cudaCode, call });
     const name = `CUDA_ERROR_${code.slice("ERR_CUDA_".length)}`;
-    expect(error.message).toBe(`${call} failed: ${text} (${name} = ${cudaCode})`);
+    // After a sticky error (700, 719) the context is unusable: the addon releases it and says so.
+    const sticky = cudaCode === 700 || cudaCode === 719 ? STICKY_SUFFIX : "";
+    expect(error.message).toBe(`${call} failed: ${text} (${name} = ${cudaCode})${sticky}`);
     await expectNoLeak();
   });
 
@@ -89,10 +93,21 @@ describe("the primary context", () => {
 
 describe("a failing cuMemFree_v2", () => {
   // Decision: the probe still frees every other block, then rejects with the first failure. A
-  // block the driver would not free is not retried; it stays allocated (here: two of the three granules).
+  // block the driver would not free is not retried; it stays allocated (here: two of the three
+  // granules) until the context goes.
   it("rejects with the failure and frees the other blocks", async () => {
+    const error = await withFault("cuMemFree_v2:999:1", () => rejection(addon.probe(1, [G, G, G], { touch: true })));
+    expect(error).toMatchObject({ code: "ERR_CUDA_UNKNOWN", cudaCode: 999, call: "cuMemFree_v2" });
+    expect((await addon.memGetInfo(1)).freeBytes).toBe(freeBytes - 2 * G);
+    expect(await addon.releaseDevice(1)).toBe(true); // the context goes, and the two blocks with it
+    expect((await addon.memGetInfo(1)).freeBytes).toBe(freeBytes);
+  });
+
+  it("with a sticky error the context itself is released, and with it what could not be freed", async () => {
     const error = await withFault("cuMemFree_v2:700:1", () => rejection(addon.probe(1, [G, G, G], { touch: true })));
     expect(error).toMatchObject({ code: "ERR_CUDA_ILLEGAL_ADDRESS", cudaCode: 700, call: "cuMemFree_v2" });
-    expect((await addon.memGetInfo(1)).freeBytes).toBe(freeBytes - 2 * G);
+    expect(error.message).toContain(STICKY_SUFFIX);
+    expect(await addon.releaseDevice(1)).toBe(false); // already released
+    expect((await addon.memGetInfo(1)).freeBytes).toBe(freeBytes);
   });
 });

@@ -3,6 +3,7 @@
 // The simulator reads CUDASIM_DEVICES (and the other CUDASIM_* settings) once, at cuInit, and a
 // process loads one driver; vitest runs each test file in its own process, so each file picks
 // one machine with startSimulator() and keeps it.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +26,8 @@ export const legacySimulatorPath = `${buildDir}libcudasim_legacy.so`;
 
 export const MiB = 1024 ** 2;
 export const GiB = 1024 ** 3;
+/** What a primary context costs when CUDASIM_CONTEXT_BYTES is not set (docs/simulator.md says why). */
+export const DEFAULT_CONTEXT_BYTES = 256 * MiB;
 
 export interface SimulatedDevice {
   name: string;
@@ -45,7 +48,7 @@ export interface SimulatorConfig {
   syncDelayMs?: number;
   /** Latency of every call that reaches a device. */
   callDelayMs?: number;
-  /** Device memory a primary context takes. */
+  /** Device memory a primary context takes; unset: the simulator's default, DEFAULT_CONTEXT_BYTES. */
   contextBytes?: number;
   /** A ledger file shared with other processes. */
   stateFile?: string;
@@ -126,6 +129,53 @@ export async function startNvml(path = nvmlSimulatorPath) {
 /** A fresh path in the system's temporary directory (for CUDASIM_STATE, CUDASIM_TRACE, lock dirs). */
 export function temporaryPath(name: string): string {
   return `${mkdtempSync(join(tmpdir(), "vramfit-test-"))}/${name}`;
+}
+
+/**
+ * Runs `body` — the body of an async function with `addon` in scope, the driver loaded — in a new
+ * Node process on the simulated machine that `env` (CUDASIM_* variables) describes, and returns
+ * what it returns. For machines other than the test file's own: a process loads one driver.
+ */
+export function inAnotherProcess<T>(env: Record<string, string>, body: string): T {
+  const script = `
+    const addon = require(${JSON.stringify(addonPath)});
+    (async () => {
+      await addon.loadDriver(${JSON.stringify(simulatorPath)});
+      const result = await (async () => { ${body} })();
+      process.stdout.write(JSON.stringify(result));
+    })().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
+  `;
+  const child = spawnSync(process.execPath, ["-e", script], { env: { PATH: process.env.PATH ?? "", ...env }, encoding: "utf8" });
+  if (child.status !== 0) throw new Error(`the other process failed (${child.status}): ${child.stderr}`);
+  return JSON.parse(child.stdout) as T;
+}
+
+/**
+ * Starts a Node process on the simulated machine `env` (share a ledger with CUDASIM_STATE) that
+ * runs `body` (with `addon` in scope, the driver loaded) without waiting for it: it holds whatever
+ * `body` holds while `body` is pending. Its exit code is 0 when `body` resolved.
+ */
+export function startAnotherProcess(env: Record<string, string>, body: string): ChildProcess {
+  const script = `
+    const addon = require(${JSON.stringify(addonPath)});
+    (async () => {
+      await addon.loadDriver(${JSON.stringify(simulatorPath)});
+      ${body}
+    })().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
+  `;
+  return spawn(process.execPath, ["-e", script], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["pipe", "pipe", "inherit"] });
+}
+
+/**
+ * Waits until `path` exists: a CUDASIM_PAUSE point reached (PATH.paused). Polls; no timing is
+ * assumed beyond a generous limit that turns a hang into a failure.
+ */
+export async function waitForFile(path: string, limitMs = 30_000): Promise<void> {
+  const started = Date.now();
+  while (!existsSync(path)) {
+    if (Date.now() - started > limitMs) throw new Error(`${path} did not appear within ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
 }
 
 function setOrDelete(name: string, value: number | undefined): void {

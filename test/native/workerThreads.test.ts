@@ -27,7 +27,7 @@ const workerSource = `
 let addon: Addon;
 
 beforeAll(async () => {
-  ({ addon } = await startSimulator({ devices: [{ name: "NVIDIA T4", totalBytes: GiB }] }));
+  ({ addon } = await startSimulator({ devices: [{ name: "NVIDIA T4", totalBytes: GiB }], contextBytes: 0 }));
 });
 
 describe("worker threads", () => {
