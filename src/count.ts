@@ -3,16 +3,33 @@ import { invalidArgument } from "./errors.js";
 
 const COUNT_PATTERN = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e\+?[0-9]+)?$/i;
 
+/** A limit as messages print it: `16,777,216`, or `1e14` for the very large. */
+export function formatLimit(n: number): string {
+  return n >= 1e13 ? n.toExponential().replace("e+", "e") : n.toLocaleString("en-US");
+}
+
+/** An upper limit of a count and what it limits, for the message: `{ max: 2 ** 24, what: "a dimension" }`. */
+export interface CountLimit {
+  max: number;
+  what: string;
+}
+
 /**
  * Parses a whole count. Throws `ERR_INVALID_ARGUMENT` naming `option` unless it is an integer
- * ≥ `min` and exactly representable (≤ 2^53): never a silent 0, never a rounded value.
+ * ≥ `min`, exactly representable (≤ 2^53) and within `limit` when one is given: never a silent
+ * 0, never a rounded value.
  */
-export function parseCount(option: string, value: string | number, min = 1): number {
+export function parseCount(option: string, value: string | number, min = 1, limit?: CountLimit): number {
   const text = String(value).trim();
-  const expected = min === 0 ? "a whole number ≥ 0" : `a whole number ≥ ${min}`;
-  if (!COUNT_PATTERN.test(text)) throw invalidArgument(option, value, expected);
+  const expected = () =>
+    limit !== undefined
+      ? `a whole number from ${min} to ${formatLimit(limit.max)} (vramfit's limit on ${limit.what})`
+      : min === 0
+        ? "a whole number ≥ 0"
+        : `a whole number ≥ ${min}`;
+  if ((typeof value !== "string" && typeof value !== "number") || !COUNT_PATTERN.test(text)) throw invalidArgument(option, value, expected());
   const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < min || !exactlyWhole(text, n)) throw invalidArgument(option, value, expected);
+  if (!Number.isSafeInteger(n) || n < min || !exactlyWhole(text, n) || (limit !== undefined && n > limit.max)) throw invalidArgument(option, value, expected());
   return n;
 }
 

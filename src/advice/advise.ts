@@ -62,6 +62,8 @@ export interface AdviceRequest {
   hostBudgetBytes?: number;
   /** At most this many changes (default 5). */
   limit?: number;
+  /** Cancels the work between measurements (and a probe in flight); the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export interface AdviceReport {
@@ -111,7 +113,7 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
 
   const analytic = async (candidateSetup: RunSetup, on: Budget = target) => {
     const p = plan(candidateSetup);
-    return p === undefined ? undefined : { plan: p, ...(await measureAnalytic(p, on, targetBatch)) };
+    return p === undefined ? undefined : { plan: p, ...(await measureAnalytic(p, on, targetBatch, request.signal)) };
   };
   const reaches = async (candidateSetup: RunSetup) => ((await analytic(candidateSetup))?.batchSize ?? 0) >= targetBatch;
   const current = await analytic(setup);
@@ -283,7 +285,7 @@ async function singleChanges(request: AdviceRequest, reaches: (setup: RunSetup) 
       const p = planner(workload)(setup);
       if (p === undefined) return false;
       const on = catalogBudget(gpu.totalBytes, request.limits, target.maxBatch);
-      return (await measureAnalytic(p, on, request.targetBatch)).batchSize >= request.targetBatch;
+      return (await measureAnalytic(p, on, request.targetBatch, request.signal)).batchSize >= request.targetBatch;
     };
     const gpu = (await firstPassing(catalog, reachesOn)) ?? catalog[catalog.length - 1]!;
     out.push({ kind: "gpu", change: `--gpu ${gpu.id}`, setup, cost: COSTS.gpu(gpu.id, gpu.totalBytes), gpus: gpusNow, catalog: { id: gpu.id, totalBytes: gpu.totalBytes } });

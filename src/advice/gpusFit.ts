@@ -47,6 +47,8 @@ export interface GpusFitOptions {
   maxDataParallel?: number;
   /** The GPUs to answer for (default: the catalog, `vramfit gpus`). */
   catalog?: readonly FitGpu[];
+  /** Cancels the work between measurements; the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export const MAX_DATA_PARALLEL = 65_536;
@@ -70,7 +72,7 @@ export async function gpusFit(workload: Workload, setup: RunSetup, options: Gpus
     const budget: Budget = { budgetBytes: gpu.totalBytes, allocator: CATALOG_DEVICE };
     const maxBatchOf = async (variant: RunSetup): Promise<number> => {
       const p = plan(variant);
-      return p === undefined ? 0 : (await measureAnalytic(p, budget, 1)).batchSize;
+      return p === undefined ? 0 : (await measureAnalytic(p, budget, 1, options.signal)).batchSize;
     };
     const row: GpuFit = { id: gpu.id, name: gpu.name, totalBytes: gpu.totalBytes, budgetBytes: budget.budgetBytes, batchSize: await maxBatchOf(setup) };
     if (options.minBatch !== undefined) {

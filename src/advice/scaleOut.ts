@@ -1,4 +1,5 @@
 // Shared by advice and `gpus --fit`: plans for variants of a setup, their largest batch, and monotone searches over GPU counts.
+import { checkpoint } from "../checkpoint.js";
 import { VramfitError } from "../errors.js";
 import { plannedBytes, type AllocatorModel } from "../fit/allocator.js";
 import { analyticMaxBatch } from "../fit/analytic.js";
@@ -39,8 +40,12 @@ export interface Budget {
   maxBatch?: number;
 }
 
-/** The analytic largest batch of a plan on a budget, and the bytes it needs at `batch`. */
-export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: number): Promise<{ batchSize: number; bytesAtBatch: number }> {
+/**
+ * The analytic largest batch of a plan on a budget, and the bytes it needs at `batch`. Advice and
+ * `gpus --fit` make hundreds of these: each first gives a signal its chance (`checkpoint`).
+ */
+export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: number, signal?: AbortSignal): Promise<{ batchSize: number; bytesAtBatch: number }> {
+  await checkpoint(signal);
   const { batchSize } = await analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch);
   return { batchSize, bytesAtBatch: plannedBytes(plan, batch, budget.allocator) };
 }

@@ -29,7 +29,7 @@ export interface BatchOptions extends WorkloadOptions, TargetOptions {
 type BatchReport = BatchResult & { host?: HostCheck; advice: Advice[]; adviceSummary?: string; adviceText?: string };
 
 export async function batchCommand(options: BatchOptions, io: Io): Promise<number> {
-  const planned = planFromOptions(options);
+  const planned = await planFromOptions(options, io.signal);
   const { plan, assumed } = planned;
   const limits = {
     ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
@@ -67,6 +67,7 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
         ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),
         ...(hostMemory !== undefined && { hostBudget: hostMemory }),
         ...(targets.kind === "device" && { access: deviceAccess(options.lockTimeout, io) }),
+        ...(io.signal !== undefined && { signal: io.signal }),
       };
       Object.assign(report, await adviceFields(planned, targets, i, r.budgetBytes, wanted, adviceOptions, targetLabel(r), r.batchSize));
     }

@@ -1,6 +1,7 @@
 // `vramfit check`: does a workload at --batch N, or a raw --need SIZE, fit? Exit 0 or 1.
 import { ExitStatus, invalidArgument } from "../errors.js";
 import { checkAnalytic, needPlan, type CheckResult } from "../fit/checkFits.js";
+import { checkBatchBytes } from "../plan/planLimits.js";
 import { formatBytes } from "../units.js";
 import type { Advice } from "../advice/advise.js";
 import { checkDevices, deviceAccess } from "./deviceAccess.js";
@@ -25,7 +26,7 @@ export interface CheckOptions extends WorkloadOptions, TargetOptions {
 /** A check's JSON: the library's result, with the host side of --offload and the advice when it does not fit. */
 type CheckReport = CheckResult & { gpuFits: boolean; host?: HostCheck; advice: Advice[]; adviceSummary?: string; adviceText?: string };
 
-function checkedPlan(options: CheckOptions): { plan: ReturnType<typeof needPlan>; batch: number; planned?: PlannedWorkload } {
+async function checkedPlan(options: CheckOptions, signal?: AbortSignal): Promise<{ plan: ReturnType<typeof needPlan>; batch: number; planned?: PlannedWorkload }> {
   if (options.need !== undefined) {
     const workloadGiven = [options.model, options.hfConfig, options.spec, options.params].some((o) => o !== undefined);
     if (workloadGiven || options.batch !== undefined) {
@@ -34,12 +35,13 @@ function checkedPlan(options: CheckOptions): { plan: ReturnType<typeof needPlan>
     return { plan: needPlan(options.need), batch: 0 };
   }
   if (options.batch === undefined) throw invalidArgument("--batch", "none", "the batch size to check (or --need SIZE)");
-  const planned = planFromOptions(options);
+  const planned = await planFromOptions(options, signal);
+  checkBatchBytes("--batch", planned.plan, options.batch);
   return { plan: planned.plan, batch: options.batch, planned };
 }
 
 export async function checkCommand(options: CheckOptions, io: Io): Promise<number> {
-  const { plan, batch, planned } = checkedPlan(options);
+  const { plan, batch, planned } = await checkedPlan(options, io.signal);
   const limits = {
     ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
     ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
@@ -66,6 +68,7 @@ export async function checkCommand(options: CheckOptions, io: Io): Promise<numbe
         touch: options.touch,
         ...(hostMemory !== undefined && { hostBudget: hostMemory }),
         ...(targets.kind === "device" && { access: deviceAccess(options.lockTimeout, io) }),
+        ...(io.signal !== undefined && { signal: io.signal }),
       };
       Object.assign(report, await adviceFields(planned, targets, i, r.budgetBytes, batch, adviceOptions, where(r)));
     }

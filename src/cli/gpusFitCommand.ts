@@ -22,8 +22,8 @@ export function wantsFit(options: GpusFitOptions): boolean {
 
 export async function gpusFitCommand(options: GpusFitOptions, io: Io): Promise<number> {
   if (!options.fit) throw invalidArgument("--fit", "absent", "--fit with a workload or --min-batch (vramfit gpus --fit --model NAME …)");
-  const planned = planFromOptions(options);
-  const rows = await gpusFit(planned.workload, planned.setup, { ...(options.minBatch !== undefined && { minBatch: options.minBatch }) });
+  const planned = await planFromOptions(options, io.signal);
+  const rows = await gpusFit(planned.workload, planned.setup, { ...(options.minBatch !== undefined && { minBatch: options.minBatch }), ...(io.signal !== undefined && { signal: io.signal }) });
   if (options.json) {
     writeJson(io, rows);
     return ExitStatus.ok;

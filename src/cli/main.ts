@@ -10,7 +10,7 @@ import { modelsCommand } from "./modelsCommand.js";
 import { planCommand } from "./planCommand.js";
 import { infoCommand, type InfoOptions } from "./infoCommand.js";
 import { watchSignals } from "./interrupt.js";
-import { processIo, type Io } from "./io.js";
+import { ignoreStderrErrors, processIo, writeStdout, type Io } from "./io.js";
 import { optionsFor, type CommandName } from "./options.js";
 
 const COMMANDS: Record<CommandName, { summary: string; action: (options: never, io: Io) => Promise<number> }> = {
@@ -74,19 +74,31 @@ function onlyOnce(option: Option, parse: ((text: string) => unknown) | undefined
 
 /**
  * Runs the CLI on `argv` (without `node` and the script) and returns the exit status. For the real
- * process (processIo) it also handles SIGINT and SIGTERM: see interrupt.ts.
+ * process (processIo) it also handles SIGINT and SIGTERM (interrupt.ts) and holds the results
+ * until the command has finished: an interrupted command prints nothing on stdout, never half a
+ * table. A reader that went away (EPIPE) ends it quietly; a write that fails otherwise is one line.
  */
 export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
-  const interruption = io === processIo ? watchSignals() : undefined;
+  if (io !== processIo) return runCommand(argv, io);
+  ignoreStderrErrors();
+  const interruption = watchSignals();
+  const results: string[] = [];
+  const held: Io = { out: (text) => void results.push(text.endsWith("\n") ? text : `${text}\n`), err: processIo.err, signal: interruption.signal };
   try {
-    const status = await runCommand(argv, interruption ? { ...io, signal: interruption.signal } : io);
-    const reason: unknown = interruption?.signal.reason;
-    if (!(reason instanceof VramfitError)) return status;
-    // Interrupted, but the work finished first (or failed of it): still say so, and exit 130/143.
-    io.err(`vramfit: ${reason.message}`);
-    return exitStatusOf(reason);
+    const status = await runCommand(argv, held);
+    const reason: unknown = interruption.signal.reason;
+    if (reason instanceof VramfitError) {
+      // Interrupted, but the work finished first (or failed of it): say so, print no results, exit 130/143.
+      processIo.err(`vramfit: ${reason.message}`);
+      return exitStatusOf(reason);
+    }
+    if (results.length === 0) return status;
+    const error = await writeStdout(results.join(""));
+    if (error === undefined || error.code === "EPIPE") return status;
+    processIo.err(`vramfit: cannot write the results to stdout (${excerpt(error.message)})`);
+    return ExitStatus.failure;
   } finally {
-    interruption?.dispose();
+    interruption.dispose();
   }
 }
 

@@ -1,6 +1,7 @@
 // `vramfit plan`: the memory breakdown of a workload at --batch N, a bar per category; with a target, its largest batch, and --svg a chart.
 import { ASSUMED_CONTEXT_BYTES, CATALOG_DEVICE, plannedBytes } from "../fit/allocator.js";
 import { ExitStatus } from "../errors.js";
+import { checkBatchBytes } from "../plan/planLimits.js";
 import { CATEGORIES, bytesByCategory, hostBytes, hostBytesByCategory, planTotals, type Category } from "../plan/memoryPlan.js";
 import { formatBytes, roundUp } from "../units.js";
 import { writeFileSync } from "node:fs";
@@ -49,8 +50,9 @@ function bar(share: number): string {
 }
 
 export async function planCommand(options: PlanOptions, io: Io): Promise<number> {
-  const { plan, assumed } = planFromOptions(options);
+  const { plan, assumed } = await planFromOptions(options, io.signal);
   const batch = options.batch ?? 1;
+  checkBatchBytes("--batch", plan, batch);
   if (options.batch === undefined) assumed.push("--batch 1");
   const report: PlanReport = {
     batch,

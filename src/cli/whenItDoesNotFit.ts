@@ -52,6 +52,8 @@ export interface AdviceOptions {
   hostBudget?: HostBudget;
   /** On a device: the cross-process lock and the interruption signal, as for the command's own probes. */
   access?: DeviceAccessOptions;
+  /** Interrupts the advice's measurements (SIGINT, SIGTERM). */
+  signal?: AbortSignal;
 }
 
 /** Where result `index` of `targets` was evaluated, for advice to measure its changes the same way. */
@@ -79,7 +81,7 @@ export async function adviceFor(
   options: AdviceOptions,
   fromBatchSize?: number,
 ): Promise<AdviceReport> {
-  const from = fromBatchSize ?? (target.measure ? await target.measure(planned.plan) : (await measureAnalytic(planned.plan, target, targetBatch)).batchSize);
+  const from = fromBatchSize ?? (target.measure ? await target.measure(planned.plan) : (await measureAnalytic(planned.plan, target, targetBatch, options.signal)).batchSize);
   return advise({
     workload: planned.workload,
     setup: planned.setup,
@@ -88,6 +90,7 @@ export async function adviceFor(
     target,
     limits: options.limits,
     ...(options.hostBudget !== undefined && { hostBudgetBytes: options.hostBudget.bytes }),
+    ...(options.signal !== undefined && { signal: options.signal }),
   });
 }
 

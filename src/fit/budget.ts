@@ -1,5 +1,4 @@
 // The bytes a job may use: free memory less the reserve, capped by --max-mem.
-import { invalidArgument } from "../errors.js";
 
 export interface BudgetLimits {
   /** Headroom to leave free (default 0). */
@@ -8,10 +7,12 @@ export interface BudgetLimits {
   maxMemBytes?: number;
 }
 
+/**
+ * free − reserve, capped by maxMem. A reserve larger than the free memory leaves a budget of 0:
+ * the GPU is busy, nothing fits (exit 1), which is not bad input — the same reserve fits on an
+ * idle GPU.
+ */
 export function budgetBytes(freeBytes: number, limits: BudgetLimits = {}): number {
   const reserve = limits.reserveBytes ?? 0;
-  if (reserve > freeBytes) {
-    throw invalidArgument("--reserve", reserve, `a reserve below the free memory (${freeBytes} bytes)`);
-  }
-  return Math.min(freeBytes - reserve, limits.maxMemBytes ?? Number.POSITIVE_INFINITY);
+  return Math.min(Math.max(0, freeBytes - reserve), limits.maxMemBytes ?? Number.POSITIVE_INFINITY);
 }

@@ -1,5 +1,6 @@
 // How a workload is run: training or inference, precision, optimizer, sequence/image size, parallelism.
 import { parseCount } from "../count.js";
+import { LIMITS } from "../workload/limits.js";
 import { invalidArgument } from "../errors.js";
 import type { Workload } from "../workload/workload.js";
 import { OPTIMIZERS, PRECISIONS, ZERO_STAGES, type Optimizer, type Precision, type ZeroStage } from "./bytesPerParameter.js";
@@ -123,8 +124,10 @@ export function parseSetup(options: SetupOptions): RunSetup {
     precision: options.precision === undefined ? DEFAULT_SETUP.precision : oneOf("--precision", options.precision, PRECISIONS),
     optimizer: options.optimizer === undefined ? DEFAULT_SETUP.optimizer : oneOf("--optimizer", options.optimizer, OPTIMIZERS),
   };
-  if (options.seq !== undefined) setup.seq = parseCount("--seq", options.seq);
-  if (options.image !== undefined) setup.image = parseCount("--image", options.image);
+  const dimension = { max: LIMITS.dimension, what: "a dimension" };
+  const gpus = { max: LIMITS.gpus, what: "GPUs" };
+  if (options.seq !== undefined) setup.seq = parseCount("--seq", options.seq, 1, dimension);
+  if (options.image !== undefined) setup.image = parseCount("--image", options.image, 1, dimension);
   if (options.checkpointing !== undefined && options.checkpointing !== false) {
     setup.checkpointing = options.checkpointing === true ? "full" : oneOf("--checkpointing", options.checkpointing, CHECKPOINTING);
   }
@@ -134,12 +137,12 @@ export function parseSetup(options: SetupOptions): RunSetup {
     if (!(ZERO_STAGES as readonly number[]).map(String).includes(stage)) throw invalidArgument("--zero", options.zero, "one of 0, 1, 2, 3");
     setup.zeroStage = Number(stage) as ZeroStage;
   }
-  if (options.gpus !== undefined) setup.gpus = parseCount("--gpus", options.gpus);
-  if (options.tp !== undefined) setup.tp = parseCount("--tp", options.tp);
+  if (options.gpus !== undefined) setup.gpus = parseCount("--gpus", options.gpus, 1, gpus);
+  if (options.tp !== undefined) setup.tp = parseCount("--tp", options.tp, 1, gpus);
   if (options.sequenceParallel) setup.sequenceParallel = true;
-  if (options.generate !== undefined) setup.generatedTokens = parseCount("--generate", options.generate, 0);
+  if (options.generate !== undefined) setup.generatedTokens = parseCount("--generate", options.generate, 0, dimension);
   if (options.offload !== undefined) setup.offload = oneOf("--offload", options.offload, OFFLOAD_KINDS);
-  if (options.gpusPerNode !== undefined) setup.gpusPerNode = parseCount("--gpus-per-node", options.gpusPerNode);
+  if (options.gpusPerNode !== undefined) setup.gpusPerNode = parseCount("--gpus-per-node", options.gpusPerNode, 1, gpus);
 
   if (setup.mode === "infer") {
     if ((setup.zeroStage ?? 0) > 0) throw invalidArgument("--zero", options.zero, "0 with --mode infer (ZeRO partitions training states)");

@@ -1,5 +1,6 @@
 // Validated reads of JSON fields, each failure a one-line error naming the file and the field.
 import { invalidArgument, type VramfitError } from "../errors.js";
+import { LIMITS, checkJsonDepth, countExpected } from "./limits.js";
 
 /** A value as the error message shows it: short, on one line. */
 function shown(value: unknown): unknown {
@@ -19,6 +20,7 @@ export class FieldReader {
   /** The reader of a parsed file's top-level object. */
   static root(file: string, json: unknown): FieldReader {
     if (json === null || typeof json !== "object" || Array.isArray(json)) throw invalidArgument(file, shown(json), "a JSON object");
+    checkJsonDepth(file, json);
     return new FieldReader(file, json as Record<string, unknown>, "");
   }
 
@@ -40,25 +42,29 @@ export class FieldReader {
     return keys.find((k) => this.has(k));
   }
 
-  /** A whole number ≥ `min`; `fallback` when absent (required when there is none). */
-  count(key: string, options: { min?: number; fallback?: number; expected?: string } = {}): number {
+  /**
+   * A whole number from `min` to `max` (default: the limit on any dimension, LIMITS.dimension);
+   * `fallback` when absent (required when there is none).
+   */
+  count(key: string, options: { min?: number; max?: number; fallback?: number; expected?: string; what?: string } = {}): number {
     const min = options.min ?? 1;
-    const expected = options.expected ?? (min === 0 ? "a whole number ≥ 0" : `a whole number ≥ ${min}`);
+    const max = options.max ?? LIMITS.dimension;
+    const expected = () => options.expected ?? countExpected(min, max, options.what);
     if (!this.has(key)) {
       if (options.fallback !== undefined) return options.fallback;
-      throw this.fail(key, expected, undefined);
+      throw this.fail(key, expected(), undefined);
     }
     const value = this.object[key];
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) throw this.fail(key, expected);
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) throw this.fail(key, expected());
     return value;
   }
 
   /** The count under the first present name of `keys` (required unless `fallback`). */
-  countOf(keys: readonly string[], options: { min?: number; fallback?: number } = {}): number {
+  countOf(keys: readonly string[], options: { min?: number; max?: number; fallback?: number; what?: string } = {}): number {
     const key = this.firstKey(keys);
     if (key === undefined) {
       if (options.fallback !== undefined) return options.fallback;
-      throw invalidArgument(this.label(keys.join(" or ")), undefined, "a whole number ≥ 1");
+      throw invalidArgument(this.label(keys.join(" or ")), undefined, countExpected(options.min ?? 1, options.max ?? LIMITS.dimension, options.what));
     }
     return this.count(key, options);
   }
@@ -84,7 +90,7 @@ export class FieldReader {
       throw this.fail(key, "a string", undefined);
     }
     const value = this.object[key];
-    if (typeof value !== "string") throw this.fail(key, "a string");
+    if (typeof value !== "string" || value.length > LIMITS.nameChars) throw this.fail(key, `a string of at most ${LIMITS.nameChars} characters`);
     return value;
   }
 
@@ -106,10 +112,11 @@ export class FieldReader {
     return new FieldReader(this.file, value as Record<string, unknown>, `${this.path}${key}.`);
   }
 
-  /** A non-empty array of objects, each with its own reader (`layers[2].`). */
-  objects(key: string): FieldReader[] {
+  /** A non-empty array of at most `max` objects, each with its own reader (`layers[2].`). */
+  objects(key: string, max = Number.POSITIVE_INFINITY): FieldReader[] {
     const value = this.object[key];
     if (!Array.isArray(value) || value.length === 0) throw this.fail(key, "a non-empty array of objects");
+    if (value.length > max) throw this.fail(key, `at most ${max} objects (vramfit's input limit)`, `an array of ${value.length}`);
     return value.map((item, index) => {
       if (item === null || typeof item !== "object" || Array.isArray(item)) {
         throw invalidArgument(this.label(`${key}[${index}]`), shown(item), "an object");

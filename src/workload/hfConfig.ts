@@ -1,6 +1,7 @@
 // Reads a Hugging Face config.json (BERT, GPT-2, Llama, Mistral, Qwen2/3, Gemma 2/3, Phi-3, Mixtral, ViT) into a transformer workload.
 import { invalidArgument } from "../errors.js";
 import { FieldReader } from "./fields.js";
+import { LIMITS, checkTransformerLimits } from "./limits.js";
 import type { TransformerArchitecture } from "./transformer.js";
 import {
   bertArchitecture,
@@ -206,6 +207,9 @@ export function readHfConfig(path: string, json: unknown): TransformerWorkload {
   const modelType = config.oneOf<HfModelType>("model_type", HF_MODEL_TYPES);
   const readers = { bert, gpt2, llama, mistral: llama, qwen2, qwen3, gemma2, gemma3_text: gemma3Text, phi3, mixtral, vit };
   const architecture = readers[modelType](config);
-  const named = config.has("_name_or_path") && typeof config.object._name_or_path === "string" && config.object._name_or_path !== "" ? String(config.object._name_or_path) : path;
+  checkTransformerLimits((key) => config.label(key), config.firstKey(LAYERS) ?? LAYERS[0], architecture);
+  const nameOrPath = config.object._name_or_path;
+  // A name is for people: an absurdly long one is not shown (the file's path is).
+  const named = typeof nameOrPath === "string" && nameOrPath !== "" && nameOrPath.length <= LIMITS.nameChars ? nameOrPath : path;
   return { kind: "transformer", name: named, architecture };
 }

@@ -4,6 +4,7 @@ import { invalidArgument } from "../errors.js";
 import { didYouMean } from "../suggest.js";
 import { parseBytes } from "../units.js";
 import { readHfConfig } from "./hfConfig.js";
+import { LIMITS } from "./limits.js";
 import { presetNames, presetWorkload } from "./presets.js";
 import { readSpec } from "./spec.js";
 import type { Workload } from "./workload.js";
@@ -69,7 +70,7 @@ export function resolveWorkload(input: WorkloadInput): Workload {
   if (perSampleBytes <= 0) throw invalidArgument("--per-sample", input.perSample, "a size above 0 (bytes each sample adds)");
   return {
     kind: "affine",
-    parameterCount: parseCount("--params", input.params),
+    parameterCount: parseCount("--params", input.params, 1, { max: LIMITS.parameters, what: "a model's parameters" }),
     perSampleBytes,
     fixedBytes: input.fixed === undefined ? 0 : sizeOption("--fixed", input.fixed),
   };

@@ -3,6 +3,7 @@ import { invalidArgument } from "../errors.js";
 import { parseBytes } from "../units.js";
 import { CNN_LAYER_TYPES, CnnShapeError, traceCnn, type CnnLayer, type CnnNetwork } from "./cnn.js";
 import { FieldReader } from "./fields.js";
+import { LIMITS, checkParameterCount, checkTransformerLimits, countExpected } from "./limits.js";
 import type { TransformerArchitecture } from "./transformer.js";
 import type { Workload } from "./workload.js";
 
@@ -86,6 +87,7 @@ function transformer(spec: FieldReader): Workload {
     attentionDropout: spec.probability("attentionDropout", 0),
     ...(vision ? { vision } : {}),
   };
+  checkTransformerLimits((key) => spec.label(key), "layers", architecture);
   return { kind: "transformer", name: spec.string("name", spec.file), architecture };
 }
 
@@ -146,8 +148,25 @@ function cnnLayer(layer: FieldReader): CnnLayer {
   }
 }
 
+/** Layers in a CNN spec's raw JSON, nested bodies and shortcuts included, counted up to just past the limit. */
+function cnnLayerCount(layers: unknown): number {
+  let count = 0;
+  const pending: unknown[] = [layers];
+  while (pending.length > 0 && count <= LIMITS.cnnLayers) {
+    const list = pending.pop();
+    if (!Array.isArray(list)) continue;
+    count += list.length;
+    for (const layer of list) {
+      if (layer !== null && typeof layer === "object") pending.push((layer as { body?: unknown }).body, (layer as { shortcut?: unknown }).shortcut);
+    }
+  }
+  return count;
+}
+
 function cnn(spec: FieldReader): Workload {
   spec.rejectUnknown(["kind", "name", "channels", "imageSize", "classes", "layers"]);
+  const layerCount = cnnLayerCount(spec.object.layers);
+  if (layerCount > LIMITS.cnnLayers) throw spec.fail("layers", countExpected(1, LIMITS.cnnLayers, "a CNN's layers, nested ones included"), `more than ${LIMITS.cnnLayers} layers`);
   const network: CnnNetwork = {
     channels: spec.count("channels", { fallback: 3 }),
     imageSize: spec.count("imageSize", { fallback: 224 }),
@@ -155,7 +174,7 @@ function cnn(spec: FieldReader): Workload {
     layers: spec.objects("layers").map(cnnLayer),
   };
   try {
-    traceCnn(network, network.imageSize);
+    checkParameterCount(spec.label("the model"), traceCnn(network, network.imageSize).parameterCount);
   } catch (error) {
     if (error instanceof CnnShapeError) throw invalidArgument(spec.label(`layer ${error.layer}`), network.imageSize, `a layer that accepts the ${network.imageSize}² input (it ${error.message})`);
     throw error;
@@ -184,7 +203,7 @@ function affine(spec: FieldReader): Workload {
   if (perSampleBytes <= 0) throw spec.fail("perSampleBytes", "a size above 0 (bytes each sample adds)");
   return {
     kind: "affine",
-    parameterCount: spec.count("parameters", { min: 0 }),
+    parameterCount: spec.count("parameters", { min: 0, max: LIMITS.parameters, what: "a model's parameters" }),
     perSampleBytes,
     fixedBytes: size(spec, "fixedBytes", 0),
   };

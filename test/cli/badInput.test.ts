@@ -24,7 +24,7 @@ describe("bad input", () => {
   });
 
   it("--params -1", async () => {
-    expectOneLineUsageError(await runCli(["batch", "--params", "-1", "--per-sample", "1GiB"]), /--params: expected a whole number ≥ 1, got "-1"/);
+    expectOneLineUsageError(await runCli(["batch", "--params", "-1", "--per-sample", "1GiB"]), /--params: expected a whole number from 1 to 1e14 .*, got "-1"/);
   });
 
   it("--params 1.5 (not a whole count)", async () => {
@@ -53,9 +53,5 @@ describe("bad input", () => {
 
   it("check without --batch or --need", async () => {
     expectOneLineUsageError(await runCli(["check", ...WORKLOAD, "--memory", "80GiB"]), /--batch: expected the batch size to check/);
-  });
-
-  it("--reserve above the free memory", async () => {
-    expectOneLineUsageError(await runCli(["batch", ...WORKLOAD, "--memory", "1GiB", "--reserve", "2GiB"]), /--reserve: expected a reserve below the free memory/);
   });
 });

@@ -67,7 +67,8 @@ describe("analytic evaluator", () => {
     expect(result.batchSize).toBe(0);
   });
 
-  it("rejects a reserve larger than the free memory", () => {
-    expect(() => budgetBytes(GiB, { reserveBytes: 2 * GiB })).toThrow(/^--reserve: expected a reserve below/);
+  it("leaves a budget of 0 when the reserve is larger than the free memory", () => {
+    // A reserve larger than the free memory is a busy GPU: nothing fits (issue 13, item 5).
+    expect(budgetBytes(GiB, { reserveBytes: 2 * GiB })).toBe(0);
   });
 });

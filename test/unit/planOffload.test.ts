@@ -160,7 +160,7 @@ describe("--offload options", () => {
     [{ offload: "params" }, '--offload: expected --zero 3 with parameter offload when training (ZeRO-Infinity offloads partitioned parameters), got "params"'],
     [{ offload: "optimizer", mode: "infer" }, '--offload: expected params (or none) with --mode infer (there is no optimizer), got "optimizer"'],
     [{ offload: "optimizer", gpus: "8" }, '--offload: expected --zero 1, 2 or 3 with --gpus > 1 (ZeRO-Offload offloads each GPU\'s ZeRO partition), got "optimizer"'],
-    [{ gpusPerNode: "0" }, '--gpus-per-node: expected a whole number ≥ 1, got "0"'],
+    [{ gpusPerNode: "0" }, '--gpus-per-node: expected a whole number from 1 to 1,048,576 (vramfit\'s limit on GPUs), got "0"'],
   ])("bad options %#: %s", (options, message) => {
     expect(() => parseSetup(options)).toThrow(message);
   });

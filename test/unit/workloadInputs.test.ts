@@ -62,9 +62,9 @@ describe("Hugging Face config.json", () => {
       { model_type: "llama", hidden_size: 4096, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 5, intermediate_size: 11008, vocab_size: 32000, max_position_embeddings: 4096 },
       "config.json: num_key_value_heads: expected a divisor of num_attention_heads (32), got 5",
     ],
-    [{ model_type: "gpt2", n_layer: 12, n_head: 12, vocab_size: 50257, n_positions: 1024 }, "config.json: hidden_size or n_embd: expected a whole number ≥ 1, got undefined"],
-    [{ model_type: "bert", hidden_size: 768.5, num_hidden_layers: 12, num_attention_heads: 12, vocab_size: 30522 }, "config.json: hidden_size: expected a whole number ≥ 1, got 768.5"],
-    [{ model_type: "bert", hidden_size: 768, num_hidden_layers: "12", num_attention_heads: 12, vocab_size: 30522 }, 'config.json: num_hidden_layers: expected a whole number ≥ 1, got "12"'],
+    [{ model_type: "gpt2", n_layer: 12, n_head: 12, vocab_size: 50257, n_positions: 1024 }, "config.json: hidden_size or n_embd: expected a whole number from 1 to 16,777,216 (vramfit's limit on a dimension), got undefined"],
+    [{ model_type: "bert", hidden_size: 768.5, num_hidden_layers: 12, num_attention_heads: 12, vocab_size: 30522 }, "config.json: hidden_size: expected a whole number from 1 to 16,777,216 (vramfit's limit on a dimension), got 768.5"],
+    [{ model_type: "bert", hidden_size: 768, num_hidden_layers: "12", num_attention_heads: 12, vocab_size: 30522 }, 'config.json: num_hidden_layers: expected a whole number from 1 to 16,777,216 (vramfit\'s limit on a dimension), got "12"'],
     [{ model_type: "bert", hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 10, vocab_size: 30522 }, "config.json: num_attention_heads: expected a divisor of the hidden size 768 (or a head_dim field), got 10"],
     [[1, 2], 'config.json: expected a JSON object, got "[1,2]"'],
   ])("bad config %#: %s", (json, expected) => {
@@ -95,13 +95,13 @@ describe("--spec files", () => {
 
   test.each([
     [{ kind: "rnn" }, 'spec.json: kind: expected one of transformer, cnn, affine, got "rnn"'],
-    [{ kind: "cnn", layers: [{ type: "conv", out: 0, kernel: 3 }] }, "spec.json: layers[0].out: expected a whole number ≥ 1, got 0"],
+    [{ kind: "cnn", layers: [{ type: "conv", out: 0, kernel: 3 }] }, "spec.json: layers[0].out: expected a whole number from 1 to 16,777,216 (vramfit's limit on a dimension), got 0"],
     [{ kind: "cnn", layers: [{ type: "conv", out: 8, kernal: 3 }] }, expect.stringMatching(/^spec\.json: layers\[0\]\.kernal: expected no such field \(known: type, name, out, kernel/)],
     [{ kind: "cnn", layers: [{ type: "residual", body: [{ type: "pool" }] }] }, expect.stringMatching(/^spec\.json: layers\[0\]\.body\[0\]\.type: expected one of conv, batchnorm/)],
     [{ kind: "cnn", layers: [{ type: "linear", out: 10 }] }, expect.stringMatching(/^spec\.json: layer 0: expected a layer that accepts the 224² input \(it needs a flat input/)],
     [{ kind: "cnn", layers: [] }, 'spec.json: layers: expected a non-empty array of objects, got "[]"'],
     [{ kind: "transformer", hiddenSize: 512, layers: 2, heads: 8, vocabSize: 100, maxPositions: 64, dropout: 1.5 }, "spec.json: dropout: expected a probability in [0, 1), got 1.5"],
-    [{ kind: "transformer", hiddenSize: 512, layers: 2, heads: 8, vocabSize: 100 }, "spec.json: maxPositions: expected a whole number ≥ 1, got undefined"],
+    [{ kind: "transformer", hiddenSize: 512, layers: 2, heads: 8, vocabSize: 100 }, "spec.json: maxPositions: expected a whole number from 1 to 16,777,216 (vramfit's limit on a dimension), got undefined"],
     [{ kind: "affine", parameters: 7e9, perSampleBytes: "lots" }, expect.stringMatching(/^spec\.json: perSampleBytes: expected a size/)],
   ])("bad spec %#", (json, expected) => {
     expect(errorOf(() => readSpec("spec.json", json))).toEqual(expected);
@@ -133,7 +133,7 @@ describe("resolveWorkload", () => {
     [{ model: "gpt2", spec: { path: "s.json", json: {} } }, /^--spec: expected exactly one of/],
     [{ perSample: "1GiB" }, /^--per-sample: expected --params N with --per-sample SIZE/],
     [{ params: "7e9" }, /^--per-sample: expected a size above 0 with --params/],
-    [{ params: "seven", perSample: "1GiB" }, /^--params: expected a whole number ≥ 1, got "seven"/],
+    [{ params: "seven", perSample: "1GiB" }, /^--params: expected a whole number from 1 to 1e14 \(vramfit's limit on a model's parameters\), got "seven"/],
     [{ params: "7e9", perSample: "0" }, /^--per-sample: expected a size above 0/],
     [{ params: "7e9", perSample: "1GiB", fixed: "-1" }, /^--fixed: expected a size/],
   ])("bad input %#", (input, expected) => {
