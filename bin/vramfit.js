@@ -1,5 +1,79 @@
 #!/usr/bin/env node
 // The `vramfit` command: a thin shim over the CLI's run(), so the library holds all the logic.
-import { run } from "../dist/cli/main.js";
+// It runs dist/cli/vramfit.cjs, the CLI bundled into one file (scripts/bundle-cli.mjs), compiled
+// with V8's code cache from the user's cache directory, so that starting the CLI costs little more
+// than starting Node (docs/benchmarks.md, "CLI cold start"). CommonJS (bin/package.json), because
+// an ES module entry would load Node's ES module loader, which costs a few milliseconds more.
+"use strict";
+const { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } = require("node:fs");
+const { createRequire, wrap } = require("node:module");
+const { dirname, join } = require("node:path");
+const { Script } = require("node:vm");
 
-process.exitCode = await run(process.argv.slice(2));
+const bundle = join(__dirname, "..", "dist", "cli", "vramfit.cjs");
+const source = readFileSync(bundle, "utf8");
+
+/** FNV-1a, 32 bits, as hex: enough to tell a handful of Node binaries apart, and it needs no module. */
+function fnv1a(text) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return hash.toString(16);
+}
+
+/**
+ * Where this bundle's code cache lives: $XDG_CACHE_HOME/vramfit or ~/.cache/vramfit, one file per
+ * build of the bundle (the hash on its first line) and per Node binary. V8 checks its own version
+ * and flags before it takes a cache, but not which build of that version made it, and a cache from
+ * another build can crash it (one from an arm64 Node does, in an x64 Node of the same version):
+ * hence the binary's path, size and time in the name. Undefined where there is nowhere to put it.
+ */
+function cachePath() {
+  const build = /^\/\/ vramfit-cli ([0-9a-f]+)\n/.exec(source)?.[1];
+  if (build === undefined) return undefined;
+  try {
+    const node = statSync(process.execPath);
+    const binary = fnv1a(`${process.execPath}:${node.size}:${node.mtimeMs}:${process.versions.v8}`);
+    const base = process.env.XDG_CACHE_HOME || join(process.env.HOME || require("node:os").homedir(), ".cache");
+    return join(base, "vramfit", `cli-${build}-${process.version}-${process.arch}-${binary}.v8cache`);
+  } catch {
+    return undefined; // no home directory, say: run without a cache
+  }
+}
+
+/**
+ * Writes this build's cache, and removes caches written over a month ago (other versions, other
+ * Nodes; one still in use is written again on its next start). One that cannot be written is
+ * only slower.
+ */
+function saveCache(path, data) {
+  try {
+    const dir = dirname(path);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const monthAgo = Date.now() - 30 * 24 * 3600 * 1000;
+    for (const name of readdirSync(dir)) {
+      const file = join(dir, name);
+      if (name.startsWith("cli-") && statSync(file).mtimeMs < monthAgo) rmSync(file, { force: true });
+    }
+    const temporary = `${path}.${process.pid}`;
+    writeFileSync(temporary, data, { mode: 0o600 });
+    renameSync(temporary, path);
+  } catch {
+    // read-only or full: the next start compiles again
+  }
+}
+
+const cacheFile = cachePath();
+let cachedData;
+try {
+  cachedData = cacheFile && readFileSync(cacheFile);
+} catch {
+  // first run of this build with this Node
+}
+const script = new Script(wrap(source), { filename: bundle, cachedData });
+const cli = { exports: {} };
+script.runInThisContext()(cli.exports, createRequire(bundle), cli, bundle, dirname(bundle));
+cli.exports.run(process.argv.slice(2)).then((status) => {
+  process.exitCode = status;
+  // Made after the run, the cache holds every function this command compiled, not only the top level.
+  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) saveCache(cacheFile, script.createCachedData());
+});

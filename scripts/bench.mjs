@@ -2,7 +2,8 @@
 // Benchmarks vramfit on the build outputs (dist/, build/Release/): how fast, and how many probes.
 //   node scripts/bench.mjs [--out report.json] [--json] [--quick] [--runs N]
 // Sections (docs/benchmarks.md shows a run):
-//   coldStart   `vramfit batch --analytic …` against `node -e 0`: medians of interleaved runs, ratio
+//   coldStart   `vramfit batch --params … --memory …` and a preset `batch` against `node -e 0`:
+//               medians of interleaved runs, ratios
 //   analytic    the in-process analytic answer for every preset, µs per answer
 //   native      memGetInfo and an empty probe through the addon, against the simulated driver
 //   search      probes of the seeded device search over workloads × budgets on the simulator,
@@ -175,10 +176,13 @@ function planFor(model, setup) {
 
 // --- 1. CLI cold start ------------------------------------------------------------------------
 
-const COLD_START_ARGS = ["batch", "--analytic", "--model", "resnet152", "--image", "224", "--precision", "fp32", "--optimizer", "momentum", "--gpu", "H100-80GB", "--json"];
+// The raw workload on a raw budget: the least work the CLI can do, so the time is its start-up
+// (issue 14's measure, ≤ 1.5× node -e 0). Then a preset on a catalog GPU: presets, catalog, CNN plan.
+const COLD_START_ARGS = ["batch", "--params", "1e9", "--per-sample", "1GiB", "--memory", "80GiB", "--json"];
+const PRESET_ARGS = ["batch", "--analytic", "--model", "resnet152", "--image", "224", "--precision", "fp32", "--optimizer", "momentum", "--gpu", "H100-80GB", "--json"];
 
 function coldStart(runs) {
-  // A bare environment, the same for both: no driver variables, nothing the CLI could pick up.
+  // A bare environment, the same for all: no driver variables, nothing the CLI could pick up.
   const env = { PATH: process.env.PATH ?? "" };
   const time = (argv) => {
     const started = performance.now();
@@ -187,19 +191,13 @@ function coldStart(runs) {
     if (run.status !== 0) throw new Error(`${argv.join(" ")} exited ${run.status}: ${run.stderr}`);
     return { ms, stdout: run.stdout };
   };
-  const vramfitArgv = [cli, ...COLD_START_ARGS];
-  const nodeArgv = ["-e", "0"];
-  // One unmeasured run of each fills the page cache; then the two alternate.
-  const answer = JSON.parse(time(vramfitArgv).stdout);
-  time(nodeArgv);
-  const nodeMs = [];
-  const vramfitMs = [];
-  for (let i = 0; i < runs; i += 1) {
-    nodeMs.push(time(nodeArgv).ms);
-    vramfitMs.push(time(vramfitArgv).ms);
-  }
-  const nodeMedianMs = median(nodeMs);
-  const vramfitMedianMs = median(vramfitMs);
+  const argvs = [["-e", "0"], [cli, ...COLD_START_ARGS], [cli, ...PRESET_ARGS]];
+  // One unmeasured run of each fills the page cache; then the three alternate.
+  const [, answer, presetAnswer] = argvs.map((argv) => time(argv).stdout).map((out, i) => (i === 0 ? undefined : JSON.parse(out)));
+  const ms = argvs.map(() => []);
+  for (let i = 0; i < runs; i += 1) argvs.forEach((argv, j) => ms[j].push(time(argv).ms));
+  const [nodeMedianMs, vramfitMedianMs, presetMedianMs] = ms.map(median);
+  const rounded = (xs) => xs.map((x) => round(x, 2));
   return {
     command: `vramfit ${COLD_START_ARGS.join(" ")}`,
     baseline: "node -e 0",
@@ -209,8 +207,15 @@ function coldStart(runs) {
     vramfitMedianMs: round(vramfitMedianMs, 2),
     ratio: round(vramfitMedianMs / nodeMedianMs, 2),
     vramfitOverNodeMs: round(vramfitMedianMs - nodeMedianMs, 2),
-    nodeMs: nodeMs.map((x) => round(x, 2)),
-    vramfitMs: vramfitMs.map((x) => round(x, 2)),
+    nodeMs: rounded(ms[0]),
+    vramfitMs: rounded(ms[1]),
+    preset: {
+      command: `vramfit ${PRESET_ARGS.join(" ")}`,
+      answer: { batchSize: presetAnswer.batchSize, source: presetAnswer.source },
+      medianMs: round(presetMedianMs, 2),
+      ratio: round(presetMedianMs / nodeMedianMs, 2),
+      ms: rounded(ms[2]),
+    },
   };
 }
 
@@ -400,7 +405,7 @@ function renderTables(r) {
   out.push(`machine: ${r.machine.cpus} × ${r.machine.cpuModel}, node ${r.machine.node}${r.quick ? " (quick mode)" : ""}\n`);
   const c = r.coldStart;
   out.push(`\nCLI cold start (median of ${c.runs} interleaved runs each)\n`);
-  out.push(table(["command", "median ms"], [["node -e 0", c.nodeMedianMs], [c.command, c.vramfitMedianMs], ["ratio", `${c.ratio}×`]]));
+  out.push(table(["command", "median ms", "ratio to node -e 0"], [["node -e 0", c.nodeMedianMs, "1×"], [c.command, c.vramfitMedianMs, `${c.ratio}×`], [c.preset.command, c.preset.medianMs, `${c.preset.ratio}×`]]));
   out.push(`\nanalytic answer in process (target ${r.analytic.target})\n`);
   out.push(table(["model", "setup", "tensors", "batch", "µs/answer", "µs with plan"], r.analytic.rows.map((x) => [x.model, x.setup, x.tensors, x.batchSize, x.usPerAnswer, x.usPerPlanAndAnswer])));
   const n = r.native;

@@ -2,24 +2,25 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { EXCERPT_CHARS, ExitStatus, VramfitError, excerpt, exitStatusOf, invalidArgument } from "../errors.js";
-import { batchCommand, type BatchOptions } from "./batchCommand.js";
-import { checkCommand, type CheckOptions } from "./checkCommand.js";
+import type { BatchOptions } from "./batchCommand.js";
+import type { CheckOptions } from "./checkCommand.js";
 import { checkConflicts } from "./conflicts.js";
-import { gpusCommand } from "./gpusCommand.js";
-import { modelsCommand } from "./modelsCommand.js";
-import { planCommand } from "./planCommand.js";
-import { infoCommand, type InfoOptions } from "./infoCommand.js";
+import type { InfoOptions } from "./infoCommand.js";
 import { watchSignals } from "./interrupt.js";
 import { ignoreStderrErrors, processIo, writeStdout, type Io } from "./io.js";
 import { optionsFor, type CommandName } from "./options.js";
 
-const COMMANDS: Record<CommandName, { summary: string; action: (options: never, io: Io) => Promise<number> }> = {
-  info: { summary: "driver, backend and each visible GPU's free and total memory", action: infoCommand },
-  batch: { summary: "the largest batch that fits, measured on the GPU or predicted analytically", action: batchCommand },
-  check: { summary: "does a workload at --batch N, or --need SIZE, fit? exit 0 (yes) or 1 (no)", action: checkCommand },
-  plan: { summary: "the memory breakdown of a workload at --batch N", action: planCommand },
-  models: { summary: "the preset models, with their parameter counts", action: modelsCommand },
-  gpus: { summary: "the GPU catalog used for analytic targets (--gpu ID)", action: gpusCommand },
+type Action = (options: never, io: Io) => Promise<number>;
+
+// Each command's module is imported only when that command runs: a cold start loads the code of one
+// command, not of all six (docs/benchmarks.md, "CLI cold start").
+const COMMANDS: Record<CommandName, { summary: string; action: () => Promise<Action> }> = {
+  info: { summary: "driver, backend and each visible GPU's free and total memory", action: async () => (await import("./infoCommand.js")).infoCommand },
+  batch: { summary: "the largest batch that fits, measured on the GPU or predicted analytically", action: async () => (await import("./batchCommand.js")).batchCommand },
+  check: { summary: "does a workload at --batch N, or --need SIZE, fit? exit 0 (yes) or 1 (no)", action: async () => (await import("./checkCommand.js")).checkCommand },
+  plan: { summary: "the memory breakdown of a workload at --batch N", action: async () => (await import("./planCommand.js")).planCommand },
+  models: { summary: "the preset models, with their parameter counts", action: async () => (await import("./modelsCommand.js")).modelsCommand },
+  gpus: { summary: "the GPU catalog used for analytic targets (--gpu ID)", action: async () => (await import("./gpusCommand.js")).gpusCommand },
 };
 
 function packageVersion(): string {
@@ -27,7 +28,7 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(url, "utf8")) as { version: string }).version;
 }
 
-function buildProgram(io: Io, setStatus: (status: number) => void): Command {
+function buildProgram(argv: readonly string[], io: Io, setStatus: (status: number) => void): Command {
   const program = new Command("vramfit")
     .description("Will it fit? The largest batch that fits in GPU memory, measured or predicted.")
     .version(packageVersion())
@@ -40,8 +41,13 @@ function buildProgram(io: Io, setStatus: (status: number) => void): Command {
       // "vramfit: unknown option '--mdoel' (Did you mean --model?)".
       outputError: (text, write) => write(`${commanderLine(text)}\n`),
     });
+  // Only the command being run gets its options: building all of them is most of the CLI's start-up
+  // work. With no command, or `help <command>`, every command gets them, for the help.
+  const invoked = argv.find((arg) => !arg.startsWith("-"));
+  const everyCommand = invoked === undefined || invoked === "help";
   for (const [name, command] of Object.entries(COMMANDS)) {
     const sub = program.command(name).description(command.summary).exitOverride();
+    if (!everyCommand && name !== invoked) continue;
     for (const spec of optionsFor(name as CommandName)) {
       const description = spec.defaultText === undefined ? spec.description : `${spec.description} (default: ${spec.defaultText})`;
       const option = new Option(spec.flags, description);
@@ -50,7 +56,7 @@ function buildProgram(io: Io, setStatus: (status: number) => void): Command {
     }
     sub.action(async (options: object) => {
       checkConflicts(name as CommandName, options);
-      setStatus(await command.action(options as never, io));
+      setStatus(await (await command.action())(options as never, io));
     });
   }
   return program;
@@ -104,7 +110,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
 
 async function runCommand(argv: readonly string[], io: Io): Promise<number> {
   let status: number = ExitStatus.ok;
-  const program = buildProgram(io, (s) => (status = s));
+  const program = buildProgram(argv, io, (s) => (status = s));
   // No command at all (`vramfit`, `vramfit --`): one line, like every other usage error.
   if (!argv.some((arg) => !arg.startsWith("-") || ["-h", "--help", "-V", "--version"].includes(arg))) {
     io.err(`vramfit: expected a command: ${Object.keys(COMMANDS).join(", ")} (\`vramfit --help\` explains each)`);

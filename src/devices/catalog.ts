@@ -333,7 +333,7 @@ function normalize(text: string): string {
 const MEMORY_SUFFIX = /-\d+GB$/;
 
 /** Every spelling findGpu accepts, normalized, mapped to its entry. */
-const LOOKUP: ReadonlyMap<string, CatalogGpu> = (() => {
+function buildLookup(): ReadonlyMap<string, CatalogGpu> {
   const map = new Map<string, CatalogGpu>();
   const add = (key: string, gpu: CatalogGpu): void => {
     const normalized = normalize(key);
@@ -355,7 +355,11 @@ const LOOKUP: ReadonlyMap<string, CatalogGpu> = (() => {
     if (sharing.length === 1 && !map.has(normalize(gpu.name))) add(gpu.name, gpu);
   }
   return map;
-})();
+}
+
+// Built on the first lookup, not at import: most commands never name a catalog GPU, and the CLI's
+// cold start pays for every module's top-level work (docs/benchmarks.md).
+let lookup: ReadonlyMap<string, CatalogGpu> | undefined;
 
 /**
  * The catalog entry `query` names: an id (case-insensitive, spaces or underscores accepted for
@@ -364,7 +368,7 @@ const LOOKUP: ReadonlyMap<string, CatalogGpu> = (() => {
  */
 export function findGpu(query: string): CatalogGpu {
   const key = normalize(query);
-  const found = LOOKUP.get(key);
+  const found = (lookup ??= buildLookup()).get(key);
   if (found !== undefined) return found;
   const shown = JSON.stringify(query);
   const listHint = "run `vramfit gpus` for the catalog";

@@ -24,7 +24,16 @@ interface Sweep {
 
 let report: {
   quick: boolean;
-  coldStart: { runs: number; nodeMedianMs: number; vramfitMedianMs: number; ratio: number; nodeMs: number[]; vramfitMs: number[]; answer: { batchSize: number; source: string } };
+  coldStart: {
+    runs: number;
+    nodeMedianMs: number;
+    vramfitMedianMs: number;
+    ratio: number;
+    nodeMs: number[];
+    vramfitMs: number[];
+    answer: { batchSize: number; source: string };
+    preset: { medianMs: number; ratio: number; ms: number[]; answer: { batchSize: number; source: string } };
+  };
   analytic: { target: string; rows: { model: string; batchSize: number; usPerAnswer: number; usPerPlanAndAnswer: number; tensors: number }[] };
   native: Record<"memGetInfo" | "emptyProbe" | "resnet152Batch64Probe", { calls: number; medianUs: number; p90Us: number }>;
   search: Sweep;
@@ -57,10 +66,14 @@ describe("scripts/bench.mjs --quick", () => {
     expect(c.vramfitMs).toHaveLength(c.runs);
     expect(c.nodeMedianMs).toBeGreaterThan(0);
     expect(c.ratio).toBeCloseTo(c.vramfitMedianMs / c.nodeMedianMs, 1);
-    // The CLI answered analytically (no device), and agrees with the in-process answer below.
-    expect(c.answer.source).toBe("analytic");
+    expect(c.preset.ms).toHaveLength(c.runs);
+    expect(c.preset.ratio).toBeCloseTo(c.preset.medianMs / c.nodeMedianMs, 1);
+    // 80 GiB less 1e9 parameters × 16 bytes (AdamW, amp: 16 GB) leaves 65.1 GiB: 65 samples of 1 GiB.
+    expect(c.answer).toEqual({ batchSize: 65, source: "analytic" });
+    // The preset answered analytically (no device), and agrees with the in-process answer below.
+    expect(c.preset.answer.source).toBe("analytic");
     const inProcess = report.analytic.rows.find((r) => r.model === "resnet152");
-    expect(c.answer.batchSize).toBe(inProcess?.batchSize);
+    expect(c.preset.answer.batchSize).toBe(inProcess?.batchSize);
   });
 
   it("answers analytically for every preset, in microseconds", () => {

@@ -67,17 +67,18 @@ beforeAll(async () => {
 }, 180_000);
 
 describe("npm pack", () => {
-  it("holds only what users need: dist (no source maps), types, the bin, native sources, the prebuild, README, LICENSE", () => {
+  it("holds only what users need: the library's dist (no source maps), types, the bundled CLI and its bin, native sources, the prebuild, README, LICENSE", () => {
     const allowed = [
-      /^dist\/.+\.(js|d\.ts)$/,
-      /^bin\/vramfit\.js$/,
+      /^dist\/(?!cli\/).+\.(js|d\.ts)$/,
+      /^dist\/cli\/vramfit\.cjs$/,
+      /^bin\/(vramfit\.js|package\.json)$/,
       /^native\/.+\.(cc|h|map)$/,
       /^prebuilds\/[a-z0-9]+-[a-z0-9]+\/vramfit\.node$/,
       /^scripts\/(install|build-native)\.mjs$/,
       /^(CMakeLists\.txt|binding\.gyp|package\.json|README\.md|LICENSE)$/,
     ];
     expect(packedFiles.filter((f) => !allowed.some((pattern) => pattern.test(f)))).toEqual([]);
-    for (const f of ["dist/index.js", "dist/index.d.ts", "dist/cli/main.js", "native/addon/module.cc", "CMakeLists.txt", "binding.gyp", `prebuilds/${platform}/vramfit.node`, "LICENSE", "README.md"]) {
+    for (const f of ["dist/index.js", "dist/index.d.ts", "dist/cli/vramfit.cjs", "bin/package.json", "native/addon/module.cc", "CMakeLists.txt", "binding.gyp", `prebuilds/${platform}/vramfit.node`, "LICENSE", "README.md"]) {
       expect(packedFiles).toContain(f);
     }
     // A clean dist: every module comes from a source file that still exists.
@@ -91,7 +92,8 @@ describe("npm pack", () => {
     expect(Object.keys(pkg.exports["."])).toEqual(["types", "default"]);
     expect(pkg.bin).toEqual({ vramfit: "bin/vramfit.js" });
     expect(pkg.engines.node).toMatch(/^>=20/);
-    expect(pkg.dependencies).toEqual({ commander: expect.any(String) });
+    // None: commander is bundled into the CLI, so an install fetches nothing but vramfit.
+    expect(pkg.dependencies).toBeUndefined();
     expect(pkg.scripts.install).toBe("node scripts/install.mjs");
     expect(pkg.scripts.prepack).toBe("npm run build:prebuild");
     expect(readFileSync(join(installed, "LICENSE"), "utf8")).toMatch(/^MIT License/);

@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// Bundles the CLI (dist/cli/main.js, built by tsc, and commander) into one CommonJS file,
+// dist/cli/vramfit.cjs, which bin/vramfit.js compiles through V8's code cache and runs. Why: Node 20 spends about a millisecond resolving, reading and linking
+// each ES module, and the CLI is some 60 of them plus commander's 8; one file starts in about half
+// the time (docs/benchmarks.md, "CLI cold start"). The source layout is untouched: the library
+// (dist/index.js) stays tsc's one file per module, and the commands stay lazily imported, which
+// the bundle keeps (each command's modules are initialised only when that command runs).
+// The bundle lives in dist/cli/ like main.js, so the paths it computes from import.meta.url (the
+// package's package.json, the addon in build/ and prebuilds/) are the same as in the unbundled CLI.
+//   node scripts/bundle-cli.mjs        (part of `npm run build:ts`)
+import { createHash } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { rolldown } from "rolldown";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const BUNDLE = join(root, "dist", "cli", "vramfit.cjs");
+
+/** commander's licence travels with its code (MIT asks for the notice in copies). */
+function commanderNotice() {
+  const require = createRequire(join(root, "package.json"));
+  // commander's exports hide its package.json: its main file sits at the package's top.
+  const dir = dirname(require.resolve("commander"));
+  const { version } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+  const licence = readFileSync(join(dir, "LICENSE"), "utf8").trim();
+  return `/*! vramfit's CLI in one file (scripts/bundle-cli.mjs); sources: src/cli/, src/.\n * Includes commander ${version}:\n${licence.replace(/^/gm, " * ")}\n */`;
+}
+
+/**
+ * commander requires node:child_process at load, for subcommands that are separate executables,
+ * which vramfit has none of; child_process brings net, dgram and streams, some 2 ms of every start.
+ * Here it is required on first use instead. Fails the build if commander changes that line.
+ */
+const lazyChildProcess = {
+  name: "vramfit:commander-lazy-child-process",
+  transform(code, id) {
+    if (!/[\\/]commander[\\/]lib[\\/]command\.js$/.test(id)) return null;
+    const eager = "const childProcess = require('node:child_process');";
+    if (!code.includes(eager)) throw new Error(`bundle-cli: commander's ${id} no longer has \`${eager}\`: update lazyChildProcess`);
+    return code.replace(eager, "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };");
+  },
+};
+
+const bundle = await rolldown({
+  input: join(root, "dist", "cli", "main.js"),
+  platform: "node",
+  // Node's own modules stay imports; everything else (commander included) goes in.
+  external: [/^node:/],
+  plugins: [lazyChildProcess],
+  logLevel: "warn",
+});
+// CommonJS: bin/vramfit.js compiles it with vm.Script, which takes V8's code cache (Node 20 has no
+// compile cache for ES modules), and Node's CommonJS loader is lighter than its ES module loader.
+// No JSDoc: it is a third of the file, which every start reads; the sources keep it.
+const { output } = await bundle.generate({ format: "cjs", codeSplitting: false, banner: commanderNotice(), comments: { legal: true, annotation: false, jsdoc: false } });
+await bundle.close();
+const code = output[0].code;
+// The first line names the content, so a code cache made from another build is never used for this one.
+const hash = createHash("sha256").update(code).digest("hex").slice(0, 16);
+writeFileSync(BUNDLE, `// vramfit-cli ${hash}\n${code}`);

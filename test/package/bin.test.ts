@@ -1,0 +1,52 @@
+// bin/vramfit.js: runs the bundled CLI (dist/cli/vramfit.cjs) through V8's code cache, kept per
+// bundle build and Node binary in $XDG_CACHE_HOME/vramfit. A cache it cannot use or write only costs time.
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { root, runCli } from "../cli/runCli.js";
+
+const ARGS = ["batch", "--params", "1e9", "--per-sample", "1GiB", "--memory", "80GiB", "--json"];
+const bundleHash = /^\/\/ vramfit-cli ([0-9a-f]{16})\n/.exec(readFileSync(join(root, "dist", "cli", "vramfit.cjs"), "utf8"))?.[1];
+
+function answer(stdout: string): unknown {
+  const { elapsedMs: _, ...rest } = JSON.parse(stdout) as { elapsedMs: number };
+  return rest;
+}
+
+describe("bin/vramfit.js and its code cache", () => {
+  it("writes one cache, named after the bundle's build and this Node, and answers the same from it", async () => {
+    expect(bundleHash).toBeDefined();
+    const cacheHome = mkdtempSync(join(tmpdir(), "vramfit-cache-"));
+    const first = await runCli(ARGS, { XDG_CACHE_HOME: cacheHome });
+    expect(first.stderr).toBe("");
+    const files = readdirSync(join(cacheHome, "vramfit"));
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(new RegExp(`^cli-${bundleHash}-${process.version}-${process.arch}-[0-9a-f]+\\.v8cache$`));
+    const second = await runCli(ARGS, { XDG_CACHE_HOME: cacheHome });
+    expect(second.status).toBe(0);
+    expect(answer(second.stdout)).toEqual(answer(first.stdout));
+    expect(answer(first.stdout)).toMatchObject({ batchSize: 65, source: "analytic" });
+  });
+
+  it("ignores a corrupt cache and writes a good one in its place", async () => {
+    const cacheHome = mkdtempSync(join(tmpdir(), "vramfit-cache-"));
+    await runCli(ARGS, { XDG_CACHE_HOME: cacheHome });
+    const [name] = readdirSync(join(cacheHome, "vramfit"));
+    const file = join(cacheHome, "vramfit", name!);
+    const good = readFileSync(file);
+    writeFileSync(file, Buffer.alloc(good.length, 0x5a));
+    const run = await runCli(ARGS, { XDG_CACHE_HOME: cacheHome });
+    expect(run.status).toBe(0);
+    expect(answer(run.stdout)).toMatchObject({ batchSize: 65 });
+    expect(readFileSync(file).equals(Buffer.alloc(good.length, 0x5a))).toBe(false);
+  });
+
+  it("runs where the cache cannot be written (a file where its directory should be)", async () => {
+    const blocked = join(mkdtempSync(join(tmpdir(), "vramfit-cache-")), "not-a-directory");
+    writeFileSync(blocked, "");
+    const run = await runCli(ARGS, { XDG_CACHE_HOME: blocked });
+    expect(run.stderr).toBe("");
+    expect(answer(run.stdout)).toMatchObject({ batchSize: 65 });
+  });
+});
