@@ -11,7 +11,18 @@ const { dirname, join } = require("node:path");
 const { Script } = require("node:vm");
 
 const bundle = join(__dirname, "..", "dist", "cli", "vramfit.cjs");
-const source = readFileSync(bundle, "utf8");
+const unbundled = join(__dirname, "..", "dist", "cli", "main.js"); // only in a checkout (tsc's output)
+let source;
+try {
+  source = readFileSync(bundle, "utf8");
+  // In a checkout, tsc alone leaves the bundle behind the sources: say so rather than run old code.
+  if (statSync(unbundled, { throwIfNoEntry: false })?.mtimeMs > statSync(bundle).mtimeMs) {
+    process.stderr.write("vramfit: dist/cli/vramfit.cjs is older than dist/cli/main.js: run `npm run build:ts` to bundle the CLI again\n");
+  }
+} catch (error) {
+  process.stderr.write(`vramfit: cannot read the CLI (${error.message}); in a checkout, run \`npm run build:ts\`\n`);
+  process.exit(4);
+}
 
 /** FNV-1a, 32 bits, as hex: enough to tell a handful of Node binaries apart, and it needs no module. */
 function fnv1a(text) {
