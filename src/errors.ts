@@ -24,6 +24,9 @@ export type VramfitErrorCode =
   | "ERR_DEVICE_EXCLUSIVE_PROCESS" // the GPU is in exclusive-process compute mode and another process holds it
   | "ERR_DEVICE_PROHIBITED" // the GPU is in prohibited compute mode: no process may use it
   | "ERR_INTERRUPTED" // SIGINT or SIGTERM stopped the CLI (after every probe freed its memory)
+  | "ERR_JOB_FAILED" // a job run by --exec failed other than out of GPU memory (crash, signal, host OOM killer)
+  | "ERR_JOB_TIMEOUT" // a job run by --exec ran past --run-timeout (its process group was killed)
+  | "ERR_JOB_UNMEASURED" // --exec could not bound the search: no peak measured or none growing with the batch, and no --max-batch
   | `ERR_NVML_${string}`
   | `ERR_CUDA_${string}`;
 

@@ -33,6 +33,22 @@ export { advise, type Advice, type AdviceReport, type AdviceRequest, type Advice
 export type { AdviceKind } from "./advice/costs.js";
 export type { AllocatorModel } from "./fit/allocator.js";
 export { gpusFit, type FitGpu, type GpuFit, type GpuLayout, type GpusFitOptions } from "./advice/gpusFit.js";
+export {
+  findMaxBatchByRunning,
+  type AffineModel,
+  type FindMaxBatchByRunningOptions,
+  type JobBatchResult,
+  type JobRunner,
+  type JobSearchStart,
+  type RunOutcome,
+} from "./job/findMaxBatchByRunning.js";
+export { checkByRunning, type JobCheckResult } from "./job/checkByRunning.js";
+export type { JobSessionOptions } from "./job/jobSession.js";
+export type { DeviceChoice } from "./job/jobDevices.js";
+export type { JobRun } from "./job/runJob.js";
+export type { PeakSource } from "./job/peakSampler.js";
+export type { Calibration } from "./job/calibratedSearch.js";
+export { OUT_OF_MEMORY_PATTERNS, findOutOfMemory, type OutOfMemoryMatch, type OutOfMemoryPattern } from "./job/outOfMemory.js";
 
 /** Where to evaluate: a CUDA ordinal (measured), or an analytic target. */
 export interface TargetSpec {

@@ -5,6 +5,7 @@
 // CUDA_VISIBLE_DEVICES, orders GPUs by PCI bus id, and reaches MIG instances through their parent.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -156,7 +157,9 @@ nvmlReturn_t ListProcesses(const Call& call, nvmlDevice_t device, unsigned int* 
   if (nvmlReturn_t status = call.Status(device)) return status;
   if (infoCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (Spec(device).integrated) return NVML_ERROR_NOT_SUPPORTED;
-  std::vector<Process> list = Processes(device);
+  // CUDASIM_NVML_HIDE_PROCESSES: an empty list, as NVML gives inside many containers (read on every call).
+  const char* hide = std::getenv("CUDASIM_NVML_HIDE_PROCESSES");
+  std::vector<Process> list = hide != nullptr && *hide != '\0' && std::strcmp(hide, "0") != 0 ? std::vector<Process>{} : Processes(device);
   unsigned capacity = *infoCount;
   *infoCount = static_cast<unsigned>(list.size());
   if (list.empty()) return NVML_SUCCESS;

@@ -6,6 +6,7 @@ import { formatBytes } from "../units.js";
 import type { Advice } from "../advice/advise.js";
 import { perDevice } from "../devices/perDevice.js";
 import { deviceAccess, warnIfBusy } from "./deviceAccess.js";
+import { execBatchCommand } from "./execCommand.js";
 import { hostBudget } from "./hostMemory.js";
 import { writeJson, type Io } from "./io.js";
 import { cliProgress, showProbes } from "./progress.js";
@@ -23,12 +24,17 @@ export interface BatchOptions extends WorkloadOptions, TargetOptions {
   minBatch?: number;
   hostMemory?: number;
   lockTimeout?: number;
+  exec?: string;
+  calibrate?: [number, number];
+  runTimeout?: number;
+  logDir?: string;
 }
 
 /** A batch answer's JSON: the library's result, the host side of --offload, and advice below --min-batch. */
 type BatchReport = BatchResult & { host?: HostCheck; advice: Advice[]; adviceSummary?: string; adviceText?: string };
 
 export async function batchCommand(options: BatchOptions, io: Io): Promise<number> {
+  if (options.exec !== undefined) return execBatchCommand({ ...options, exec: options.exec }, io);
   const planned = await planFromOptions(options, io.signal);
   const { plan, assumed } = planned;
   const limits = {

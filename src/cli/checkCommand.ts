@@ -5,6 +5,7 @@ import { checkBatchBytes } from "../plan/planLimits.js";
 import { formatBytes } from "../units.js";
 import type { Advice } from "../advice/advise.js";
 import { checkDevices, deviceAccess } from "./deviceAccess.js";
+import { execCheckCommand } from "./execCommand.js";
 import { hostBudget } from "./hostMemory.js";
 import { writeJson, type Io } from "./io.js";
 import { cliProgress, showProbes } from "./progress.js";
@@ -21,6 +22,9 @@ export interface CheckOptions extends WorkloadOptions, TargetOptions {
   json?: boolean;
   hostMemory?: number;
   lockTimeout?: number;
+  exec?: string;
+  runTimeout?: number;
+  logDir?: string;
 }
 
 /** A check's JSON: the library's result, with the host side of --offload and the advice when it does not fit. */
@@ -41,6 +45,7 @@ async function checkedPlan(options: CheckOptions, signal?: AbortSignal): Promise
 }
 
 export async function checkCommand(options: CheckOptions, io: Io): Promise<number> {
+  if (options.exec !== undefined) return execCheckCommand({ ...options, exec: options.exec }, io);
   const { plan, batch, planned } = await checkedPlan(options, io.signal);
   const limits = {
     ...(options.reserve !== undefined && { reserveBytes: options.reserve }),

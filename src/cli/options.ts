@@ -2,7 +2,8 @@
 import { OPTIMIZERS, PRECISIONS } from "../plan/bytesPerParameter.js";
 import { OFFLOAD_KINDS } from "../plan/offload.js";
 import { ATTENTION_KINDS, MODES } from "../plan/setup.js";
-import { parseCount, parseDevice, parseDeviceSelection, parseDuration, parsePositiveSize, parseSize } from "./parse.js";
+import { checkJobCommand } from "../job/jobCommand.js";
+import { parseCalibration, parseCount, parseDevice, parseDeviceSelection, parseDuration, parsePositiveDuration, parsePositiveSize, parseSize } from "./parse.js";
 
 export type CommandName = "info" | "batch" | "check" | "plan" | "models" | "gpus";
 
@@ -70,6 +71,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--require-gpu", description: "exit 3 unless a GPU is usable (never fall back)", commands: ["info", "batch", "check"] },
   { flags: "--lock-timeout <duration>", description: "how long to wait while another vramfit probes the same GPU (then exit 5), e.g. 30s, 500ms, 0", commands: TARGET, parse: (t) => parseDuration("--lock-timeout", t), defaultText: "60s" },
   { flags: "--svg <file>", description: "write a chart of memory against batch size, with the budget line and the largest batch marked (needs a target: --gpu, --memory, or a GPU)", commands: ["plan"] },
+  // The real job (--exec)
+  { flags: "--exec <command>", description: "run this training command (through the shell) at each candidate batch: {batch} is replaced and VRAMFIT_BATCH set; exit 0 fits, an out-of-memory message does not; with a workload, its model seeds the search", commands: TARGET, parse: (t) => checkJobCommand(t) },
+  { flags: "--calibrate <b1,b2>", description: "with --exec: the two batches whose peaks calibrate fixed + per-sample bytes", commands: ["batch"], parse: parseCalibration, defaultText: "1, then the largest batch the first peak proves safe" },
+  { flags: "--run-timeout <duration>", description: "with --exec: kill a run's process group after this long, e.g. 90s, 30m", commands: TARGET, parse: (t) => parsePositiveDuration("--run-timeout", t), defaultText: "10m" },
+  { flags: "--log-dir <dir>", description: "with --exec: where each run's stdout and stderr are kept", commands: TARGET, defaultText: "a new temporary directory, printed" },
   // Output
   { flags: "--json", description: "JSON on stdout, for scripts", commands: ["info", "batch", "check", "plan", "models", "gpus"] },
 ];

@@ -3,8 +3,10 @@ import { uuidKey } from "../devices/nvmlMatch.js";
 import { invalidArgument } from "../errors.js";
 import { parseBytes } from "../units.js";
 
-export { parseCount } from "../count.js";
-export { parseDuration } from "../duration.js";
+import { parseCount } from "../count.js";
+import { parseDuration } from "../duration.js";
+
+export { parseCount, parseDuration };
 
 export function parseSize(option: string, text: string): number {
   return parseBytes(text, option);
@@ -38,4 +40,21 @@ export function parseDeviceSelection(text: string): DeviceId | "all" {
   } catch {
     throw invalidArgument("--device", text, `${DEVICE_EXPECTED}, or all`);
   }
+}
+
+/** `--calibrate B1,B2`: two batch sizes, B1 < B2. */
+export function parseCalibration(text: string): [number, number] {
+  const parts = text.split(",");
+  const expected = "two batch sizes B1,B2 with 1 ≤ B1 < B2, e.g. 1,8";
+  if (parts.length !== 2) throw invalidArgument("--calibrate", text, expected);
+  const [b1, b2] = parts.map((part) => parseCount("--calibrate", part.trim())) as [number, number];
+  if (b1 >= b2) throw invalidArgument("--calibrate", text, expected);
+  return [b1, b2];
+}
+
+/** `--run-timeout`: a duration above zero (a run cannot be given no time at all). */
+export function parsePositiveDuration(option: string, text: string): number {
+  const ms = parseDuration(option, text);
+  if (ms <= 0) throw invalidArgument(option, text, "a duration above 0, such as 10m, 90s or 500ms");
+  return ms;
 }

@@ -1,0 +1,153 @@
+// `vramfit batch --exec` and `vramfit check --exec`: the answer from running the user's own job.
+import { ExitStatus, VramfitError, invalidArgument } from "../errors.js";
+import { checkByRunning } from "../job/checkByRunning.js";
+import { findMaxBatchByRunning, type JobBatchResult, type JobSearchStart } from "../job/findMaxBatchByRunning.js";
+import { jobSeesBatch } from "../job/jobCommand.js";
+import type { JobRun } from "../job/runJob.js";
+import type { JobSessionOptions } from "../job/jobSession.js";
+import { formatBytes } from "../units.js";
+import { deviceAccess } from "./deviceAccess.js";
+import { writeJson, type Io } from "./io.js";
+import type { TargetOptions } from "./targets.js";
+import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
+
+export interface ExecOptions extends WorkloadOptions, TargetOptions {
+  exec: string;
+  calibrate?: [number, number];
+  runTimeout?: number;
+  logDir?: string;
+  maxMem?: number;
+  reserve?: number;
+  maxBatch?: number;
+  minBatch?: number;
+  batch?: number;
+  need?: number;
+  json?: boolean;
+  lockTimeout?: number;
+}
+
+/** --exec runs the job on a GPU: the analytic targets and --need make no sense with it. */
+function refuseConflicts(options: ExecOptions): void {
+  const conflicting = (["gpu", "memory", "analytic", "need"] as const).find((key) => options[key] !== undefined && options[key] !== false);
+  if (conflicting !== undefined) {
+    const flag = `--${conflicting}`;
+    throw invalidArgument("--exec", options.exec, `no ${flag} with it (--exec measures the job on the GPU it runs on)`);
+  }
+}
+
+function sessionOptions(options: ExecOptions, io: Io): JobSessionOptions {
+  return {
+    ...(options.device !== undefined && { device: options.device }),
+    ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
+    ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
+    ...(options.runTimeout !== undefined && { runTimeoutMs: options.runTimeout }),
+    ...(options.logDir !== undefined && { logDir: options.logDir }),
+    ...(io.signal !== undefined && { signal: io.signal }),
+    lock: deviceAccess(options.lockTimeout, io).lock,
+  };
+}
+
+function warnIfBlind(command: string, io: Io): void {
+  if (!jobSeesBatch(command)) {
+    io.err("warning: the command has no {batch} and mentions no VRAMFIT_BATCH: every run is the same job unless it reads VRAMFIT_BATCH itself");
+  }
+}
+
+/** An interruption kills the running job first: say so before run() reports the signal. */
+async function killedOnInterrupt<T>(io: Io, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof VramfitError && error.code === "ERR_INTERRUPTED") io.err("vramfit: the running job's process group was killed");
+    throw error;
+  }
+}
+
+function deviceLabel(d: { ordinal: number | null; name: string }): string {
+  return `${d.ordinal}: ${d.name}`;
+}
+
+function describeStart(start: JobSearchStart, io: Io): void {
+  for (const d of start.devices) io.err(`device    ${deviceLabel(d)} (${d.uuid}), free ${formatBytes(d.freeBytes)} (${start.memorySource})`);
+  io.err(`budget    ${formatBytes(start.budgetBytes)}${start.devices.length > 1 ? " (the smallest device's)" : ""}`);
+  if (start.logDir !== null) io.err(`logs      ${start.logDir}`);
+}
+
+/** One line per run, as it ends. */
+export function describeRun(run: JobRun, index: number): string {
+  const verdict = run.fits ? "fits" : `out of memory${run.outOfMemory === undefined ? "" : ` (${run.outOfMemory})`}`;
+  const peak = run.peakBytes === null ? "peak unmeasured" : `peak ${formatBytes(run.peakBytes)} (${run.peakSource})`;
+  const leftovers = run.killedLeftovers ? "; killed processes it left running" : "";
+  return `run ${String(index).padStart(2)}  batch ${String(run.batch).padEnd(6)} ${verdict.padEnd(14)} ${peak.padEnd(32)} ${run.seconds.toFixed(2)} s${leftovers}`;
+}
+
+/** How the answer was reached, in one line. */
+function describeMethod(r: JobBatchResult): string {
+  const last = r.trace.filter((run) => run.batch === r.batchSize || run.batch === r.batchSize + 1).map((run) => run.batch);
+  const verified = last.length > 0 ? `; verified by the runs at ${last.join(" and ")}` : "";
+  if (r.method === "model" && r.model !== undefined) {
+    const measured = r.model.measuredBytes === null ? "unmeasured" : formatBytes(r.model.measuredBytes);
+    return `the memory model predicted ${r.model.batchSize} (${formatBytes(r.model.bytes)}; measured ${measured}, within its error), so no calibration${verified}`;
+  }
+  const disagreed =
+    r.model !== undefined
+      ? `the model's ${r.model.batchSize} ${r.model.agreed ? "held" : `disagreed (${r.model.measuredBytes === null ? "out of memory" : `${formatBytes(r.model.measuredBytes)} measured, ${formatBytes(r.model.bytes)} modelled`})`}; `
+      : "";
+  if (r.calibration !== undefined) {
+    const { batches, fixedBytes, perSampleBytes } = r.calibration;
+    const predicted = r.predictedBatchSize === null ? "" : ` → predicted ${r.predictedBatchSize}`;
+    return `${disagreed}calibrated on batches ${batches[0]} and ${batches[1]}: ${formatBytes(Math.max(0, fixedBytes))} + ${formatBytes(perSampleBytes)} per sample${predicted}${verified}`;
+  }
+  return `${disagreed}galloped and bisected over runs (no calibration possible)${verified}`;
+}
+
+export async function execBatchCommand(options: ExecOptions, io: Io): Promise<number> {
+  refuseConflicts(options);
+  const model = hasWorkload(options) ? (await planFromOptions(options, io.signal)).plan : undefined;
+  warnIfBlind(options.exec, io);
+  const quiet = options.json === true;
+  let index = 0;
+  const result = await killedOnInterrupt(io, () =>
+    findMaxBatchByRunning(options.exec, {
+      ...sessionOptions(options, io),
+      ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),
+      ...(options.calibrate !== undefined && { calibrate: options.calibrate }),
+      ...(model !== undefined && { model }),
+      onStart: (start) => (quiet ? io.err(`logs      ${start.logDir}`) : describeStart(start, io)),
+      onRun: (run) => io.err(describeRun(run, (index += 1))),
+    }),
+  );
+  const wanted = options.minBatch ?? 1;
+  if (options.json) {
+    writeJson(io, result);
+  } else {
+    const next = result.trace.some((run) => run.batch === result.batchSize + 1) ? `, not at ${result.batchSize + 1}` : "";
+    const answer = result.batchSize === 0 ? "does not fit: the job ran out of memory at batch 1" : `batch ${result.batchSize} (the job fits at ${result.batchSize}${next})`;
+    io.out(`answer    ${answer} on ${deviceLabel(result.device!)}: ${result.runs} run${result.runs === 1 ? "" : "s"} in ${(result.elapsedMs / 1000).toFixed(1)} s`);
+    io.out(`how       ${describeMethod(result)}`);
+    io.out(`logs      ${result.logDir}`);
+  }
+  return result.batchSize === 0 || result.batchSize < wanted ? ExitStatus.doesNotFit : ExitStatus.ok;
+}
+
+export async function execCheckCommand(options: ExecOptions, io: Io): Promise<number> {
+  refuseConflicts(options);
+  if (options.batch === undefined) throw invalidArgument("--batch", "none", "the batch size to run the job at (with --exec)");
+  if (hasWorkload(options)) throw invalidArgument("--exec", options.exec, "no workload options with check --exec (the job itself is measured)");
+  warnIfBlind(options.exec, io);
+  const result = await killedOnInterrupt(io, () => checkByRunning(options.exec, options.batch!, sessionOptions(options, io)));
+  if (options.json) {
+    writeJson(io, result);
+  } else {
+    io.err(describeRun(result.run, 1));
+    const peak = result.run.peakBytes === null ? "peak unmeasured" : `peak ${formatBytes(result.run.peakBytes)} (${result.run.peakSource})`;
+    const verdict = result.fits ? "fits" : `does not fit (out of memory${result.run.outOfMemory === undefined ? "" : `: ${result.run.outOfMemory}`})`;
+    io.out(`${verdict}: the job at batch ${result.batch}, ${peak}, of a ${formatBytes(result.budgetBytes)} budget on ${deviceLabel(result.device)} [job]`);
+    io.out(`logs      ${result.logDir}`);
+  }
+  return result.fits ? ExitStatus.ok : ExitStatus.doesNotFit;
+}
+
+function hasWorkload(options: WorkloadOptions): boolean {
+  return [options.model, options.hfConfig, options.spec, options.params, options.perSample].some((o) => o !== undefined);
+}

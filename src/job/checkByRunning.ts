@@ -1,0 +1,50 @@
+// Does the job fit at one batch size? One run of it, measured: `vramfit check --exec … --batch N`.
+import { invalidArgument } from "../errors.js";
+import type { DeviceSummary } from "../fit/target.js";
+import { checkJobCommand } from "./jobCommand.js";
+import { jobDeviceSummary } from "./jobDevices.js";
+import { withJobSession, type JobSessionOptions } from "./jobSession.js";
+import type { JobRun } from "./runJob.js";
+
+/** The answer of `vramfit check --exec` (its `--json` object). */
+export interface JobCheckResult {
+  fits: boolean;
+  batch: number;
+  /** The measured peak (`peakBytes`), which is what the job needs when it fits; null when unmeasured. */
+  needBytes: number | null;
+  budgetBytes: number;
+  device: DeviceSummary;
+  devices: DeviceSummary[];
+  source: "job";
+  run: JobRun;
+  memorySource: "nvml" | "cuda";
+  logDir: string;
+  elapsedMs: number;
+}
+
+/**
+ * Runs the job once at `batch` on the selected GPUs, as findMaxBatchByRunning runs each of its
+ * batches: `fits` is the run's (exit 0); out of memory is `fits: false`; any other failure rejects.
+ */
+export async function checkByRunning(command: string, batch: number, options: JobSessionOptions = {}): Promise<JobCheckResult> {
+  checkJobCommand(command, "command");
+  if (!(Number.isSafeInteger(batch) && batch >= 1)) throw invalidArgument("batch", batch, "a whole number ≥ 1");
+  return withJobSession(command, options, async (runner, context) => {
+    const started = performance.now();
+    const run = await runner(batch);
+    const devices = context.devices.map(jobDeviceSummary);
+    return {
+      fits: run.fits,
+      batch,
+      needBytes: run.fits ? run.peakBytes : null,
+      budgetBytes: context.budgetBytes,
+      device: devices.reduce((min, d) => (d.freeBytes < min.freeBytes ? d : min)),
+      devices,
+      source: "job",
+      run,
+      memorySource: context.memorySource!,
+      logDir: context.logDir!,
+      elapsedMs: performance.now() - started,
+    };
+  });
+}

@@ -1,0 +1,86 @@
+// What every run of one search shares: the devices (locked throughout, their free memory read
+// once), the budget, the log directory, and a runner that measures each run's peak.
+import { accessSync, constants, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { invalidArgument } from "../errors.js";
+import type { DeviceLockOptions } from "../devices/deviceLock.js";
+import { budgetBytes as budgetFor, type BudgetLimits } from "../fit/budget.js";
+import { jobDevices, measureFree, nvmlReader, withJobDevicesLocked, type DeviceChoice, type JobDevice } from "./jobDevices.js";
+import { samplePeaks, usedBytesNow } from "./peakSampler.js";
+import { DEFAULT_RUN_TIMEOUT_MS, runJobAtBatch, type JobRun } from "./runJob.js";
+
+export interface JobSessionOptions extends BudgetLimits {
+  /** The GPU(s) the job runs on: a CUDA ordinal (default 0), a list, or `all` (a run fits only if it fits on every one). */
+  device?: DeviceChoice;
+  /** Kills a run's process group after this long (default 10 min). */
+  runTimeoutMs?: number;
+  /** Where each run's stdout and stderr are kept (default: a new temporary directory). */
+  logDir?: string;
+  /** The environment each run inherits (default process.env); VRAMFIT_BATCH and CUDA_VISIBLE_DEVICES are set on top. */
+  env?: NodeJS.ProcessEnv;
+  /** Stops the search: the running job's process group is killed, and the promise rejects with the reason. */
+  signal?: AbortSignal;
+  /** The cross-process device lock, held for the whole search (as for findMaxBatch); false: none. */
+  lock?: DeviceLockOptions | false;
+}
+
+export interface JobSessionContext {
+  devices: JobDevice[];
+  /** The smallest budget over the devices: a run must fit on every one. */
+  budgetBytes: number;
+  memorySource: "nvml" | "cuda" | null;
+  logDir: string | null;
+  command: string | null;
+}
+
+/** The log directory: made when named (and writable), else a new one under the system's temporary directory. */
+function logDirectory(dir: string | undefined): string {
+  if (dir === undefined) return mkdtempSync(join(tmpdir(), "vramfit-exec-"));
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw invalidArgument("--log-dir", dir, `a directory vramfit can create and write to (${(error as NodeJS.ErrnoException).code ?? "failed"})`);
+  }
+  return dir;
+}
+
+/**
+ * Resolves and locks the devices, reads their free memory (without keeping a context), and calls
+ * `work` with a runner for `command` (undefined without one) and what the runs share. The lock is
+ * released however `work` ends.
+ */
+export async function withJobSession<T>(
+  command: string | null,
+  options: JobSessionOptions,
+  work: (runner: (batch: number) => Promise<JobRun>, context: JobSessionContext) => Promise<T>,
+): Promise<T> {
+  const resolved = await jobDevices(options.device);
+  return withJobDevicesLocked(resolved, options.lock, async () => {
+    const devices = await measureFree(resolved);
+    const context: JobSessionContext = {
+      devices,
+      budgetBytes: Math.min(...devices.map((d) => budgetFor(d.freeBytes, options))),
+      memorySource: devices.every((d) => d.memorySource === "nvml") ? "nvml" : "cuda",
+      logDir: command === null ? null : logDirectory(options.logDir),
+      command,
+    };
+    const read = nvmlReader(resolved);
+    const uuids = devices.map((d) => d.uuid);
+    const runner = async (batch: number): Promise<JobRun> => {
+      if (command === null) throw new Error("no command to run");
+      // The device's used memory before the run: the fallback peak is the rise over it.
+      const baseline = read === undefined ? undefined : await usedBytesNow(read, uuids).catch(() => undefined);
+      return runJobAtBatch(command, batch, {
+        logDir: context.logDir!,
+        runTimeoutMs: options.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
+        env: options.env ?? process.env,
+        visibleDevices: uuids.join(","),
+        ...(options.signal !== undefined && { signal: options.signal }),
+        ...(read !== undefined && baseline !== undefined && { measure: (pid: number) => samplePeaks(read, uuids, pid, baseline) }),
+      });
+    };
+    return work(runner, context);
+  });
+}
