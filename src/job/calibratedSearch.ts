@@ -91,6 +91,16 @@ export async function calibratedSearch(run: BatchRunner, options: CalibratedSear
     trace.push(result);
     return result;
   };
+  /**
+   * A run's device bytes for the calibration: its peak, and where that came from the job's own
+   * line (torch.cuda.max_memory_reserved() leaves out the CUDA context), plus the most NVML has
+   * seen above such a line in any run.
+   */
+  const deviceBytes = (r: JobRun): number | null => {
+    if (r.peakBytes === null || r.peakSource !== "job") return r.peakBytes;
+    const above = [...known.values()].map((k) => (k.peakSource === "job" && k.peakBytes !== null && k.measuredPeakBytes !== undefined ? k.measuredPeakBytes - k.peakBytes : 0));
+    return r.peakBytes + Math.max(0, ...above);
+  };
   /** Clamps a guess between what is known: above the largest fitting batch is where the answer can be. */
   const within = (guess: number): number => {
     const fitting = [...known.values()].filter((r) => r.fits).map((r) => r.batch);
@@ -114,8 +124,9 @@ export async function calibratedSearch(run: BatchRunner, options: CalibratedSear
     const first = await runAt(seed);
     const bytes = options.model.bytesAt(seed);
     const error = options.model.relativeError ?? MODEL_RELATIVE_ERROR;
-    const agreed = first.fits && (first.peakBytes === null || Math.abs(first.peakBytes - bytes) <= error * bytes);
-    modelReport = { batchSize: seed, bytes, measuredBytes: first.peakBytes, agreed };
+    const measured = deviceBytes(first);
+    const agreed = first.fits && (measured === null || Math.abs(measured - bytes) <= error * bytes);
+    modelReport = { batchSize: seed, bytes, measuredBytes: measured, agreed };
     if (agreed) return { batchSize: await search(seed), trace, predictedBatchSize: seed, method: "model", model: modelReport };
   }
 
@@ -161,8 +172,9 @@ export async function calibratedSearch(run: BatchRunner, options: CalibratedSear
     }
     return result(await search(b2), null);
   }
-  const perSampleBytes = (second.peakBytes - first.peakBytes) / (b2 - b1);
-  const fixedBytes = first.peakBytes - perSampleBytes * b1;
+  const p1 = deviceBytes(first)!;
+  const perSampleBytes = (deviceBytes(second)! - p1) / (b2 - b1);
+  const fixedBytes = p1 - perSampleBytes * b1;
   const calibration: Calibration = { batches: [b1, b2], fixedBytes: Math.round(fixedBytes), perSampleBytes: Math.round(perSampleBytes) };
   const predict = (intercept: number, slope: number) => within((options.budgetBytes - intercept) / slope);
   const predicted = predict(fixedBytes, perSampleBytes);
@@ -172,13 +184,14 @@ export async function calibratedSearch(run: BatchRunner, options: CalibratedSear
   // each peak) most likely fits and serves instead. Then the search starts from the refined line.
   let point = await runAt(predicted);
   if (!point.fits) {
-    const cautious = predict(first.peakBytes - (perSampleBytes + (2 * PEAK_UNCERTAINTY_BYTES) / (b2 - b1)) * b1, perSampleBytes + (2 * PEAK_UNCERTAINTY_BYTES) / (b2 - b1));
+    const cautious = predict(p1 - (perSampleBytes + (2 * PEAK_UNCERTAINTY_BYTES) / (b2 - b1)) * b1, perSampleBytes + (2 * PEAK_UNCERTAINTY_BYTES) / (b2 - b1));
     point = await runAt(cautious);
     if (!point.fits) return result(await search(cautious), predicted, calibration);
   }
-  if (point.peakBytes !== null && point.batch > b2) {
-    const slope = (point.peakBytes - first.peakBytes) / (point.batch - b1);
-    const intercept = first.peakBytes - slope * b1;
+  const pointBytes = deviceBytes(point);
+  if (pointBytes !== null && point.batch > b2) {
+    const slope = (pointBytes - p1) / (point.batch - b1);
+    const intercept = p1 - slope * b1;
     const refined = slope > 0 ? predict(intercept, slope) : point.batch;
     calibration.refinement = { batch: point.batch, fixedBytes: Math.round(intercept), perSampleBytes: Math.round(slope), predictedBatchSize: refined };
     return result(await search(refined), predicted, calibration);
@@ -196,7 +209,7 @@ function secondBatch(options: CalibratedSearchOptions, first: JobRun, known: Rea
   if (options.calibrate !== undefined) return Math.min(options.calibrate[1], cap);
   const seeded = [...known.values()].find((r) => r.batch !== b1 && r.fits && r.peakBytes !== null);
   if (seeded !== undefined) return seeded.batch;
-  const safe = first.peakBytes !== null && first.peakBytes > 0 ? Math.floor((b1 * options.budgetBytes) / first.peakBytes) : b1 + 1;
+  const safe = first.peakBytes !== null && first.peakBytes > 0 ? Math.floor((b1 * options.budgetBytes) / Math.max(first.peakBytes, first.measuredPeakBytes ?? 0)) : b1 + 1;
   // Never past a batch already seen to fail (a model's seed that did not fit).
   const failing = [...known.values()].filter((r) => !r.fits).map((r) => r.batch - 1);
   return Math.max(Math.min(safe, cap, ...failing), b1 + 1);

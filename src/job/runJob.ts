@@ -21,6 +21,12 @@ export interface JobRun {
   /** The peak device memory measured for the run (the largest of its devices'); null when unmeasured. */
   peakBytes: number | null;
   peakSource: PeakSource;
+  /**
+   * What NVML measured too, when the job's own line gave `peakBytes`: the difference is what the
+   * line leaves out (the CUDA context, other libraries' memory), which the calibration adds back.
+   */
+  measuredPeakBytes?: number;
+  measuredPeakSource?: PeakSource;
   seconds: number;
   /** The job's exit status; null when a signal ended it (see `signal`). */
   exitCode: number | null;
@@ -69,13 +75,20 @@ function oomKills(): number | undefined {
   }
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(-pid, signal);
     return true;
   } catch {
     return false; // ESRCH: nothing left in the group
   }
+}
+
+/** SIGKILLs what is left of the group and waits (up to a second: a zombie nobody reaps stays) until it is gone. */
+async function killGroupAndWait(pid: number): Promise<boolean> {
+  if (!signalGroup(pid, "SIGKILL")) return false;
+  for (let waited = 0; waited < 1000 && signalGroup(pid, 0); waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+  return true;
 }
 
 /**
@@ -135,7 +148,7 @@ export async function runJobAtBatch(command: string, batch: number, options: Run
     sampling = options.measure?.(pid);
     [code, signal] = await exited;
     // Whatever the job left running in its group (a worker, a data loader) goes with it.
-    leftovers = signalGroup(pid, "SIGKILL");
+    leftovers = await killGroupAndWait(pid);
     await streamsClosed;
   } finally {
     clearTimeout(timer);
@@ -154,6 +167,7 @@ export async function runJobAtBatch(command: string, batch: number, options: Run
     fits: code === 0 && killedFor === undefined,
     peakBytes: fromJob ? output.peakBytes! : reading.peakBytes,
     peakSource: fromJob ? "job" : reading.source,
+    ...(fromJob && reading.peakBytes !== null && { measuredPeakBytes: reading.peakBytes, measuredPeakSource: reading.source }),
     seconds: (performance.now() - started) / 1000,
     exitCode: code,
     ...(signal !== null && { signal }),
