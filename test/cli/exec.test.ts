@@ -1,10 +1,10 @@
 // `vramfit batch --exec` and `vramfit check --exec` against the simulated driver and NVML, running
 // the simulated training job (test/job/sim-job.c): output, exit statuses, signals, bad input.
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { buildSimJob, jobEnv, trueMaxBatch, type SimJob } from "../job/simJob.mjs";
+import { buildSimJob, jobPids, processAlive, jobEnv, trueMaxBatch, type SimJob } from "../job/simJob.mjs";
 import { NO_DRIVER, nvmlSimulator, runCli, runJson, simulatedGpus, startCli } from "./runCli.js";
 
 const MiB = 2 ** 20;
@@ -28,20 +28,6 @@ function machine(description: SimJob, extra: Record<string, string> = {}): Recor
     ...jobEnv(description),
     ...extra,
   });
-}
-
-function pids(file: string): number[] {
-  return existsSync(file) ? readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map(Number) : [];
-}
-
-/** Whether a process still runs (a zombie waiting to be reaped does not). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -138,7 +124,7 @@ describe("vramfit batch --exec", () => {
     const pidFile = join(mkdtempSync(join(scratch, "lock-")), "pids");
     const env = machine({ ...JOB, holdMs: 60_000 }, { SIMJOB_PID_FILE: pidFile });
     const search = startCli(["batch", "--exec", `${job} {batch}`], env);
-    await until(() => pids(pidFile).length > 0, "the first run");
+    await until(() => jobPids(pidFile).length > 0, "the first run");
     const probe = await runCli(["batch", "--params", "1e9", "--per-sample", "1GiB", "--lock-timeout", "0"], env);
     expect(probe.status).toBe(5);
     expect(probe.stderr).toMatch(/being probed by another vramfit process \(pid \d+\)/);
@@ -154,12 +140,12 @@ describe("signals during a run", () => {
   ] as const)("%s kills the job's whole process group, then exits %i", async (signal, status) => {
     const pidFile = join(mkdtempSync(join(scratch, "signal-")), "pids");
     const cli = startCli(["batch", "--exec", `${job} {batch}`], machine({ ...JOB, holdMs: 60_000 }, { SIMJOB_WORKER: "1", SIMJOB_PID_FILE: pidFile }));
-    await until(() => pids(pidFile).length === 2, "the job and its worker");
+    await until(() => jobPids(pidFile).length === 2, "the job and its worker");
     cli.child.kill(signal);
     const run = await cli.finished;
     expect(run.status).toBe(status);
     expect(run.stderr).toContain(`vramfit: the running job's process group was killed\nvramfit: interrupted by ${signal}`);
-    expect(pids(pidFile).filter(alive)).toEqual([]);
+    expect(jobPids(pidFile).filter(processAlive)).toEqual([]);
   });
 });
 
@@ -204,7 +190,7 @@ describe("bad input", () => {
     [["batch", "--exec", ""], 'vramfit: --exec: expected a command to run (through the shell), e.g. \'python train.py --batch-size {batch}\', got ""\n'],
     [["batch", "--exec", "x {batch}", "--calibrate", "3,1"], 'vramfit: --calibrate: expected two batch sizes B1,B2 with 1 ≤ B1 < B2, e.g. 1,8, got "3,1"\n'],
     [["batch", "--exec", "x {batch}", "--calibrate", "4"], 'vramfit: --calibrate: expected two batch sizes B1,B2 with 1 ≤ B1 < B2, e.g. 1,8, got "4"\n'],
-    [["batch", "--exec", "x {batch}", "--run-timeout", "-1"], 'vramfit: --run-timeout: expected a duration such as 60 (seconds), 30s, 500ms or 2m, at most a day, got "-1"\n'],
+    [["batch", "--exec", "x {batch}", "--run-timeout", "-1"], 'vramfit: --run-timeout: expected a duration such as 60 (seconds), 30s, 500ms, 2m or 1h, at most a day, got "-1"\n'],
     [["batch", "--exec", "x {batch}", "--run-timeout", "0"], 'vramfit: --run-timeout: expected a duration above 0, such as 10m, 90s or 500ms, got "0"\n'],
     [["batch", "--exec", "x {batch}", "--gpu", "H100-80GB"], 'vramfit: --exec: expected no --gpu with it (--exec measures the job on the GPU it runs on), got "x {batch}"\n'],
     [["check", "--exec", "x {batch}"], 'vramfit: --batch: expected the batch size to run the job at (with --exec), got "none"\n'],

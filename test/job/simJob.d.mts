@@ -15,6 +15,8 @@ export interface SimJob {
 export interface SimulatorMemory {
   granularityBytes?: number;
   contextBytes?: number;
+  smallAllocMaxBytes?: number;
+  allocAlignmentBytes?: number;
 }
 export const simJobPath: string;
 export function buildSimJob(): string;
@@ -24,3 +26,5 @@ export function requestedBytes(job: SimJob, batch: number): number;
 export function deviceBytes(job: SimJob, batch: number, simulator?: SimulatorMemory): number;
 export function trueMaxBatch(job: SimJob, freeBytes: number, simulator?: SimulatorMemory): number;
 export function jobEnv(job: SimJob): Record<string, string>;
+export function jobPids(file: string): number[];
+export function processAlive(pid: number): boolean;

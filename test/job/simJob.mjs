@@ -3,7 +3,7 @@
 // arithmetic as the simulated driver (each allocation rounded up to the granularity, the context
 // charged once per device), so a test knows the true answer without running anything.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, renameSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -54,9 +54,29 @@ export function requestedBytes(job, batch) {
   return jobSizes(job, batch).reduce((sum, size) => sum + size, 0);
 }
 
-/** Device bytes the job takes at `batch` on the simulated driver: its context and every allocation rounded up. */
-export function deviceBytes(job, batch, { granularityBytes = 2 * 2 ** 20, contextBytes = 0 } = {}) {
-  return jobSizes(job, batch).reduce((sum, size) => sum + Math.ceil(size / granularityBytes) * granularityBytes, contextBytes);
+/**
+ * Device bytes the job takes at `batch` on the simulated driver, as native/sim/sim_driver.cc
+ * charges them: its context, each allocation above `smallAllocMaxBytes` rounded up to whole pages,
+ * and smaller ones (rounded to the alignment) packed first-fit into shared pages, each page counted
+ * whole. The defaults are the simulator's, but for the context (tests name it).
+ */
+export function deviceBytes(job, batch, { granularityBytes = 2 * 2 ** 20, contextBytes = 0, smallAllocMaxBytes = 2 ** 20, allocAlignmentBytes = 512 } = {}) {
+  const pages = [];
+  let total = contextBytes;
+  for (const size of jobSizes(job, batch)) {
+    if (size <= smallAllocMaxBytes && size < granularityBytes) {
+      const share = Math.ceil(size / allocAlignmentBytes) * allocAlignmentBytes;
+      const page = pages.findIndex((used) => used + share <= granularityBytes);
+      if (page >= 0) pages[page] += share;
+      else {
+        pages.push(share);
+        total += granularityBytes;
+      }
+    } else {
+      total += Math.ceil(size / granularityBytes) * granularityBytes;
+    }
+  }
+  return total;
 }
 
 /** The true answer: the largest batch whose bytes fit in `freeBytes` (0 when batch 1 does not). */
@@ -87,4 +107,19 @@ export function jobEnv(job) {
   if (job.printPeak) env.SIMJOB_PRINT_PEAK = "1";
   if (job.oom !== undefined) env.SIMJOB_OOM = job.oom;
   return env;
+}
+
+/** The pids sim-job wrote to SIMJOB_PID_FILE (the job's, then its worker's), none when it wrote none yet. */
+export function jobPids(file) {
+  return existsSync(file) ? readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map(Number) : [];
+}
+
+/** Whether a process still runs (a zombie waiting for its parent to reap it does not). */
+export function processAlive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
 }

@@ -1,12 +1,12 @@
 // findMaxBatchByRunning and checkByRunning in this process, running the simulated training job
 // (test/job/sim-job.c) on a simulated machine whose ledger this process and the jobs share.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { VramfitError } from "../../src/errors.js";
 import { checkByRunning, findMaxBatchByRunning, type JobBatchResult } from "../../src/index.js";
 import { openNvml } from "../../src/native/binding.js";
-import { buildSimJob, deviceBytes, jobEnv, requestedBytes, trueMaxBatch, type SimJob } from "../job/simJob.mjs";
+import { buildSimJob, jobPids, processAlive, deviceBytes, jobEnv, requestedBytes, trueMaxBatch, type SimJob } from "../job/simJob.mjs";
 import { GiB, MiB, devicesText, nvmlSimulatorPath, simulatorPath, temporaryPath, type SimulatedDevice } from "./simulator.js";
 
 const CONTEXT = 300 * MiB;
@@ -46,20 +46,6 @@ async function nvmlProcesses(ordinal: number): Promise<number[]> {
   if (nvml.kind !== "nvml") throw new Error(nvml.reason);
   // NVML lists GPUs in bus order, which is CUDASIM_DEVICES order here.
   return ((await nvml.addon.nvmlDevices())[ordinal]!.processes ?? []).map((p) => p.pid);
-}
-
-/** Whether a process still runs (a zombie waiting for its parent to reap it does not). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-function pids(file: string): number[] {
-  return existsSync(file) ? readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map(Number) : [];
 }
 
 describe("findMaxBatchByRunning(command) on the simulator", () => {
@@ -177,8 +163,8 @@ describe("what a run's output means", () => {
     expect(error).toMatchObject({ code: "ERR_JOB_TIMEOUT" });
     expect((error as Error).message).toMatch(/^batch 2: the job ran past --run-timeout \(300ms\); its process group was killed/);
     expect(performance.now() - started).toBeGreaterThanOrEqual(300);
-    expect(pids(pidFile).length).toBeGreaterThanOrEqual(1);
-    expect(pids(pidFile).filter(alive)).toEqual([]);
+    expect(jobPids(pidFile).length).toBeGreaterThanOrEqual(1);
+    expect(jobPids(pidFile).filter(processAlive)).toEqual([]);
   });
 });
 
@@ -189,7 +175,7 @@ describe("measuring a run's peak", () => {
   it("sums NVML's per-process memory over the job's process tree: a forked worker holding the memory counts", async () => {
     const pidFile = temporaryPath("pids");
     const result = await checkByRunning(`${job} {batch}`, 10, { device: 5, env: env(HELD, { SIMJOB_WORKER: "1", SIMJOB_PID_FILE: pidFile }) });
-    const [parent, worker] = pids(pidFile);
+    const [parent, worker] = jobPids(pidFile);
     expect(worker).not.toBe(parent);
     expect(result).toMatchObject({ fits: true, needBytes: deviceBytes(HELD, 10, SIMULATOR), run: { peakSource: "nvml-process", peakBytes: deviceBytes(HELD, 10, SIMULATOR) } });
   });
@@ -213,7 +199,7 @@ describe("measuring a run's peak", () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     await running;
-    expect(seen).toEqual(pids(pidFile));
+    expect(seen).toEqual(jobPids(pidFile));
     expect(seen).not.toContain(process.pid);
   });
 
@@ -235,11 +221,11 @@ describe("measuring a run's peak", () => {
     const pidFile = temporaryPath("pids");
     const controller = new AbortController();
     const running = checkByRunning(`${job} {batch}`, 2, { device: 0, signal: controller.signal, env: env({ perSampleBytes: MiB, holdMs: 60_000 }, { SIMJOB_WORKER: "1", SIMJOB_PID_FILE: pidFile }) });
-    for (let i = 0; i < 500 && pids(pidFile).length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 500 && jobPids(pidFile).length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
     controller.abort(new Error("stop"));
     await expect(running).rejects.toThrow("stop");
-    expect(pids(pidFile)).toHaveLength(2);
-    expect(pids(pidFile).filter(alive)).toEqual([]);
+    expect(jobPids(pidFile)).toHaveLength(2);
+    expect(jobPids(pidFile).filter(processAlive)).toEqual([]);
   });
 });
 
