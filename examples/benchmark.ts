@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
-import { backend, findMaxBatch, memGetInfo, parseSetup, planMemory, resolveWorkload, type BatchResult } from "vramfit";
+import { VramfitError, backend, exitStatusOf, findMaxBatch, memGetInfo, parseBytes, parseCount, parseSetup, planMemory, resolveWorkload, type BatchResult, type MemoryPlan } from "vramfit";
 
 const { values } = parseArgs({
   options: {
@@ -22,13 +22,23 @@ const { values } = parseArgs({
   },
 });
 
-const plan = planMemory(
-  resolveWorkload({ model: values.model }),
-  parseSetup({ mode: values.mode, precision: values.precision, optimizer: values.optimizer, seq: values.seq }),
-);
-const device = Number(values.device);
-// Measured on the GPU; with none, predicted for an H100 so the script still produces a record.
-const fit: BatchResult = await findMaxBatch(plan, { device, reserveBytes: Number(values.reserve), fallback: { gpu: "H100-80GB" } });
+// Every option through the library's own parsers: `--reserve 1GiB` is 1 GiB (Number() made it NaN),
+// and a bad value is one line naming the option, exit 2, as in the CLI.
+let plan: MemoryPlan, device: number, steps: number, fit: BatchResult;
+try {
+  plan = planMemory(
+    resolveWorkload({ model: values.model }),
+    parseSetup({ mode: values.mode, precision: values.precision, optimizer: values.optimizer, seq: values.seq }),
+  );
+  device = parseCount("--device", values.device, 0);
+  steps = parseCount("--steps", values.steps);
+  // Measured on the GPU; with none, predicted for an H100 so the script still produces a record.
+  fit = await findMaxBatch(plan, { device, reserveBytes: parseBytes(values.reserve, "--reserve"), fallback: { gpu: "H100-80GB" } });
+} catch (error) {
+  if (!(error instanceof VramfitError)) throw error;
+  console.error(`benchmark: ${error.message}`);
+  process.exit(exitStatusOf(error));
+}
 if (fit.batchSize === 0) {
   console.error(`benchmark: ${plan.description} does not fit even at batch 1 on ${fit.device.name}`);
   process.exit(1);
@@ -45,7 +55,6 @@ function step(batch: number): number {
   return sum;
 }
 
-const steps = Number(values.steps);
 const timesMs: number[] = [];
 for (let i = -3; i < steps; i += 1) {
   const started = performance.now();

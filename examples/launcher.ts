@@ -7,7 +7,7 @@
 // GPU it exits 3 (give --gpu ID to dry-run against a catalog GPU).
 import { spawn } from "node:child_process";
 import { parseArgs } from "node:util";
-import { VramfitError, findMaxBatch, formatBytes, parseBytes, parseSetup, planMemory, resolveWorkload } from "vramfit";
+import { VramfitError, exitStatusOf, findMaxBatch, formatBytes, parseBytes, parseCount, parseSetup, planMemory, resolveWorkload, type BatchResult, type MemoryPlan } from "vramfit";
 
 const { values, positionals: trainer } = parseArgs({
   allowPositionals: true,
@@ -31,27 +31,30 @@ if (!values.model || trainer.length === 0) {
   process.exit(2);
 }
 
-const plan = planMemory(
-  resolveWorkload({ model: values.model }),
-  parseSetup({ mode: values.mode, precision: values.precision, optimizer: values.optimizer, seq: values.seq, checkpointing: values.checkpointing }),
-);
-let fit;
+// Every option through the library's own parsers: `--multiple-of 0` is an error, not BATCH_SIZE=NaN.
+// A bad value is one line naming it, exit 2; no usable GPU exits 3 (exitStatusOf, as the CLI does).
+let plan: MemoryPlan, fit: BatchResult, multiple: number, globalBatch: number | undefined;
 try {
-  fit = await findMaxBatch(plan, values.gpu ? { gpu: values.gpu } : { device: Number(values.device), reserveBytes: parseBytes(values.reserve, "--reserve") });
+  plan = planMemory(
+    resolveWorkload({ model: values.model }),
+    parseSetup({ mode: values.mode, precision: values.precision, optimizer: values.optimizer, seq: values.seq, checkpointing: values.checkpointing }),
+  );
+  multiple = parseCount("--multiple-of", values["multiple-of"]);
+  globalBatch = values["global-batch"] === undefined ? undefined : parseCount("--global-batch", values["global-batch"]);
+  const target = values.gpu ? { gpu: values.gpu } : { device: parseCount("--device", values.device, 0), reserveBytes: parseBytes(values.reserve, "--reserve") };
+  fit = await findMaxBatch(plan, target);
 } catch (error) {
   if (!(error instanceof VramfitError)) throw error;
   console.error(`launcher: ${error.message}`);
-  process.exit(error.code === "ERR_GPU_REQUIRED" ? 3 : 2);
+  process.exit(exitStatusOf(error));
 }
 
-const multiple = Number(values["multiple-of"]);
 const batch = Math.floor(fit.batchSize / multiple) * multiple;
 if (batch === 0) {
   console.error(`launcher: ${plan.description} does not fit a batch of ${multiple} on ${fit.device.name} (largest: ${fit.batchSize})`);
   process.exit(1);
 }
-const globalBatch = values["global-batch"] ? Number(values["global-batch"]) : batch;
-const accumulate = Math.ceil(globalBatch / batch);
+const accumulate = Math.ceil((globalBatch ?? batch) / batch);
 
 const where = fit.device.ordinal !== null ? `device ${fit.device.ordinal} (${fit.device.name})` : fit.device.name;
 const args = trainer.slice(1).map((a) => a.replaceAll("{batch}", String(batch)).replaceAll("{accumulate}", String(accumulate)));

@@ -122,5 +122,5 @@ export function invalidArgument(option: string, value: unknown, expected: string
   if (typeof value !== "string") shown = excerpt(String(value));
   else if (value.length <= EXCERPT_CHARS) shown = JSON.stringify(value);
   else shown = `${JSON.stringify(value.slice(0, EXCERPT_CHARS - 1)).slice(0, -1)}…" (${value.length} characters)`;
-  return new VramfitError("ERR_INVALID_ARGUMENT", `${label(option)}: expected ${expected}, got ${shown}`);
+  return new VramfitError("ERR_INVALID_ARGUMENT", `${label(String(option))}: expected ${expected}, got ${shown}`);
 }

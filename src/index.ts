@@ -10,12 +10,23 @@ import type { Addon, NativeDevice, NativeMemInfo } from "./native/addonTypes.js"
 import { openBackend, openNvml, type Backend, type BackendOptions } from "./native/binding.js";
 import type { DeviceLockOptions } from "./devices/deviceLock.js";
 import { buildPlan } from "./plan/buildPlan.js";
-import type { MemoryPlan } from "./plan/memoryPlan.js";
-import type { RunSetup } from "./plan/setup.js";
+import { hostBytes as planHostBytes, type MemoryPlan } from "./plan/memoryPlan.js";
+import { checkPlanBytes } from "./plan/planLimits.js";
+import { parseSetup as parseRunOptions, type RunSetup, type SetupOptions } from "./plan/setup.js";
+import {
+  validateBackendOptions,
+  validateCheckFits,
+  validateDevice,
+  validateFindMaxBatch,
+  validatePlan,
+  validatePlanMemory,
+  validateSetupOptions,
+} from "./validate.js";
 import type { Workload } from "./workload/workload.js";
 
 export { VramfitError, exitStatusOf, ExitStatus, type VramfitErrorCode, type VramfitErrorOptions } from "./errors.js";
 export { parseBytes, formatBytes } from "./units.js";
+export { parseCount, type CountLimit } from "./count.js";
 export { searchMaxBatch, type FitsFunction, type SearchOptions, type SearchResult } from "./fit/search.js";
 export type { BatchResult, CheckResult, DeviceReport, MemoryPlan, GpuModel, Backend };
 export type { BackendOptions, BudgetLimits, DeviceSummary, NativeDevice, NativeMemInfo, SearchLimits };
@@ -26,8 +37,7 @@ export type { PlannedTensor, Category } from "./plan/memoryPlan.js";
 export type { Workload, AffineWorkload, TransformerWorkload, CnnWorkload } from "./workload/workload.js";
 export { resolveWorkload, type WorkloadInput } from "./workload/resolveWorkload.js";
 export { listPresets, type PresetInfo } from "./workload/presets.js";
-export { parseSetup, type RunSetup, type SetupOptions } from "./plan/setup.js";
-export { hostBytes } from "./plan/memoryPlan.js";
+export type { RunSetup, SetupOptions } from "./plan/setup.js";
 export { OFFLOAD_KINDS, type Offload } from "./plan/offload.js";
 export { advise, type Advice, type AdviceReport, type AdviceRequest, type AdviceTarget } from "./advice/advise.js";
 export type { AdviceKind } from "./advice/costs.js";
@@ -103,8 +113,11 @@ export interface CheckFitsOptions extends TargetSpec, SearchLimits {
  * @param setup - How it runs: `mode` (`train`/`infer`), `precision`, `optimizer`, and optionally
  *   `seq`, `image`, `checkpointing`, `attention`, `zeroStage` over `gpus`, `tp`, …
  * @returns The plan; `description` says what was planned, `tensors` lists every allocation.
- * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT` when the setup does not apply to the
- *   workload (`seq` for a CNN, a `tp` that does not divide the heads, …).
+ * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT` naming the field: a workload or setup of the
+ *   wrong shape or type (`setup.mode` missing, `setup.precision: "fp8"`, an unknown field), past an
+ *   input limit (docs/reliability.md), a setup that does not apply to the workload (`seq` for a
+ *   CNN, `tp` for a raw workload, a `tp` that does not divide the heads, …), or a plan whose byte
+ *   counts would pass 2^53.
  * @example
  * ```ts
  * const plan = planMemory(resolveWorkload({ model: "bert-large" }), { mode: "train", precision: "amp", optimizer: "adamw", seq: 512 });
@@ -112,7 +125,10 @@ export interface CheckFitsOptions extends TargetSpec, SearchLimits {
  * ```
  */
 export function planMemory(workload: Workload, setup: RunSetup): MemoryPlan {
-  return buildPlan(workload, setup);
+  validatePlanMemory(workload, setup);
+  const plan = buildPlan(workload, setup);
+  checkPlanBytes(plan);
+  return plan;
 }
 
 function analyticTarget(spec: { gpu?: string | GpuModel; memoryBytes?: number }): AnalyticTarget | undefined {
@@ -152,8 +168,10 @@ async function resolve(spec: TargetSpec): Promise<Resolved> {
  * @param options - The target, `reserveBytes`/`maxMemBytes`/`maxBatch`, `touch`, `signal`.
  * @returns `batchSize` (0 when not even batch 1 fits), `source` (`device` or `analytic`),
  *   `probes`, `budgetBytes`, `bytesAtBatch`, `predictedBatchSize`, `device`, `elapsedMs`.
- * @throws {@link VramfitError} `ERR_GPU_REQUIRED` (no usable GPU and no `fallback`),
- *   `ERR_INVALID_DEVICE`, `ERR_UNKNOWN_GPU`, `ERR_INVALID_ARGUMENT`, or `ERR_CUDA_*` for a driver failure.
+ * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT` naming the field for a plan or an option that
+ *   is not valid (`options.maxBatch: -3` or `1.5`, `options.reserveBytes: NaN`, `gpu` with
+ *   `memoryBytes`, an unknown option), `ERR_GPU_REQUIRED` (no usable GPU and no `fallback`),
+ *   `ERR_INVALID_DEVICE`, `ERR_UNKNOWN_GPU`, or `ERR_CUDA_*` for a driver failure.
  * @example
  * ```ts
  * const plan = planMemory({ kind: "affine", parameterCount: 7e9, perSampleBytes: 2 ** 30, fixedBytes: 0 },
@@ -162,6 +180,7 @@ async function resolve(spec: TargetSpec): Promise<Resolved> {
  * ```
  */
 export async function findMaxBatch(plan: MemoryPlan, options: FindMaxBatchOptions = {}): Promise<BatchResult> {
+  validateFindMaxBatch(plan, options);
   const resolved = await resolve(options);
   if ("target" in resolved) return analyticBatch(plan, resolved.target, options, resolved.reason);
   return deviceBatch(resolved.addon, resolved.device, plan, options);
@@ -173,7 +192,8 @@ export async function findMaxBatch(plan: MemoryPlan, options: FindMaxBatchOption
  * plan's bytes, rounded as the allocator rounds them, against the budget.
  *
  * @param plan - What to fit, from {@link planMemory}.
- * @param batch - The batch size to check (0 checks the fixed bytes alone).
+ * @param batch - The batch size to check: a whole number from 0 (the fixed bytes alone), small
+ *   enough that the plan's bytes stay below 2^53 (`ERR_INVALID_ARGUMENT` naming `batch` otherwise).
  * @param options - The target (as for {@link findMaxBatch}), `reserveBytes`, `maxMemBytes`, `touch`.
  * @returns `fits`, `needBytes`, `budgetBytes`, `device`, `source`, `probes` (0 or 1), and
  *   `reason` when the answer is analytic because no GPU was usable.
@@ -185,6 +205,7 @@ export async function findMaxBatch(plan: MemoryPlan, options: FindMaxBatchOption
  * ```
  */
 export async function checkFits(plan: MemoryPlan, batch: number, options: CheckFitsOptions = {}): Promise<CheckResult> {
+  validateCheckFits(plan, batch, options);
   const resolved = await resolve(options);
   if ("target" in resolved) return checkAnalytic(plan, batch, resolved.target, options, resolved.reason);
   return checkOnDevice(resolved.addon, resolved.device, plan, batch, options);
@@ -219,6 +240,7 @@ export async function devices(): Promise<DeviceReport[]> {
  * ```
  */
 export async function memGetInfo(device = 0): Promise<NativeMemInfo> {
+  validateDevice("device", device);
   const backend = await openBackend();
   if (backend.kind === "none") throw new VramfitError("ERR_GPU_REQUIRED", `no usable GPU: ${backend.reason}`);
   return backend.addon.memGetInfo(device);
@@ -227,6 +249,36 @@ export async function memGetInfo(device = 0): Promise<NativeMemInfo> {
 /**
  * The backend this process uses: `cuda` (the addon and the driver loaded), or `none` with the
  * reason and its code (`ERR_ADDON_NOT_FOUND`, `ERR_DRIVER_NOT_FOUND`, `ERR_NO_DEVICE`, …), which is
- * what `vramfit info` prints. Loaded once per process; never throws.
+ * what `vramfit info` prints. Loaded once per process; never throws for a missing GPU.
+ *
+ * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT` when an option is not a string (or unknown).
  */
-export { openBackend as backend };
+export function backend(options: BackendOptions = {}): Promise<Backend> {
+  validateBackendOptions(options);
+  return openBackend(options);
+}
+
+/**
+ * Validates the run options (`--mode`, `--precision`, `--optimizer`, `--seq`, `--image`,
+ * `--checkpointing`, `--attention`, `--zero`, `--gpus`, `--tp`, `--sequence-parallel`,
+ * `--generate`, `--offload`, `--gpus-per-node`), as the CLI takes them, into a RunSetup. Absent
+ * options keep their defaults (`train`, `amp`, `adamw`; seq and image the model's).
+ *
+ * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT` naming the option for a bad value, a value of
+ *   the wrong type, or options that contradict each other (`--zero 2` with `--mode infer`).
+ */
+export function parseSetup(options: SetupOptions): RunSetup {
+  validateSetupOptions(options);
+  return parseRunOptions(options);
+}
+
+/**
+ * Host bytes the plan needs on one node: every sharing rank's offloaded states (0 without
+ * `offload`).
+ *
+ * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT` when `plan` is not a valid MemoryPlan.
+ */
+export function hostBytes(plan: MemoryPlan): number {
+  validatePlan(plan);
+  return planHostBytes(plan);
+}

@@ -36,6 +36,7 @@ const MAX_BYTES = 2n ** 53n;
  * Throws `ERR_INVALID_ARGUMENT` naming `option` on anything else: never a silent 0.
  */
 export function parseBytes(text: string, option = "size"): number {
+  if (typeof option !== "string") throw invalidArgument("option", option, "a string (the option the size is for, for messages)");
   const expected = "a size such as 80GiB, 512MiB, 40GB or 1.5e9 (bytes)";
   if (typeof text !== "string") throw invalidArgument(option, text, expected);
   const match = SIZE_PATTERN.exec(text.trim());
@@ -64,9 +65,13 @@ export function parseBytes(text: string, option = "size"): number {
 
 const IEC = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"] as const;
 
-/** Formats bytes in IEC units with up to `digits` decimals: `1.50 GiB`, `512 MiB`, `0 B`. */
+/**
+ * Formats bytes in IEC units with up to `digits` decimals: `1.50 GiB`, `512 MiB`, `0 B`.
+ * Throws `ERR_INVALID_ARGUMENT` for a number that is not finite or `digits` outside 0 to 20.
+ */
 export function formatBytes(bytes: number, digits = 2): string {
-  if (!Number.isFinite(bytes)) return String(bytes);
+  if (typeof bytes !== "number" || !Number.isFinite(bytes)) throw invalidArgument("bytes", bytes, "a finite number");
+  if (!Number.isInteger(digits) || digits < 0 || digits > 20) throw invalidArgument("digits", digits, "a whole number from 0 to 20");
   const sign = bytes < 0 ? "-" : "";
   let value = Math.abs(bytes);
   let unit = 0;

@@ -5,6 +5,7 @@ import { budgetBytes, type BudgetLimits } from "../fit/budget.js";
 import { hostBytes, type MemoryPlan } from "../plan/memoryPlan.js";
 import { offloads, type Offload } from "../plan/offload.js";
 import { resolveSetup, type RunSetup } from "../plan/setup.js";
+import { validateAdviceRequest } from "../validate.js";
 import type { Workload } from "../workload/workload.js";
 import { COSTS, plural, type AdviceKind, type Cost } from "./costs.js";
 import { GPU_COUNTS, TP_DEGREES, firstPassing, measureAnalytic, planner, type Budget } from "./scaleOut.js";
@@ -107,6 +108,7 @@ export const DEFAULT_ADVICE_LIMIT = 5;
  * list; when nothing does, the list says so and keeps what comes closest.
  */
 export async function advise(request: AdviceRequest): Promise<AdviceReport> {
+  validateAdviceRequest(request);
   const { workload, setup, targetBatch, target } = request;
   const plan = planner(workload);
   const limit = request.limit ?? DEFAULT_ADVICE_LIMIT;
@@ -141,8 +143,12 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
   const useful = evaluated.filter(helps);
   const byCost = (a: Evaluated, b: Evaluated) =>
     Math.floor(a.cost.rank) - Math.floor(b.cost.rank) || a.gpus - b.gpus || a.cost.rank - b.cost.rank || b.batchSize - a.batchSize;
-  const reaching = useful.filter((e) => e.batchSize >= targetBatch).sort(byCost);
-  const closer = useful.filter((e) => e.batchSize < targetBatch).sort((a, b) => b.batchSize - a.batchSize || shortfall(a) - shortfall(b));
+  // A change that needs more host memory than this host has cannot work here, however large its
+  // batch: it never counts as reaching the target, and comes after every change that can work.
+  const reaching = useful.filter((e) => reachesHere(e, request)).sort(byCost);
+  const closer = useful
+    .filter((e) => !reachesHere(e, request))
+    .sort((a, b) => Number(hostFits(b, request)) - Number(hostFits(a, request)) || b.batchSize - a.batchSize || shortfall(a) - shortfall(b));
 
   let together: Evaluated | undefined;
   if (reaching.length === 0) {
@@ -150,12 +156,26 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
     if (recipe !== undefined) together = await evaluate(recipe);
   }
   const seen = new Set<string>();
-  const ordered = [...reaching, ...(together && helps(together) ? [together] : []), ...closer]
+  // The combination leads what is left when it works here; when the host cannot hold what it
+  // offloads, it goes after the changes that can work.
+  const combined = together && helps(together) ? [together] : [];
+  const workingCombined = combined.filter((e) => hostFits(e, request));
+  const ordered = [...reaching, ...workingCombined, ...closer.filter((e) => hostFits(e, request)), ...combined.filter((e) => !hostFits(e, request)), ...closer.filter((e) => !hostFits(e, request))]
     .filter((e) => !seen.has(e.change) && seen.add(e.change))
     .slice(0, limit);
   const items = ordered.map((e) => toAdvice(e, request));
   const reachable = items.some((i) => i.reachesTarget);
-  return { targetBatch, fromBatchSize: from, items, reachable, summary: summarize(items, targetBatch, together) };
+  return { targetBatch, fromBatchSize: from, items, reachable, summary: summarize(items, targetBatch, together !== undefined && reachesHere(together, request) ? together : undefined) };
+}
+
+/** Whether the host has the memory a change offloads to it (true when nothing is offloaded, or the host's memory is unknown). */
+function hostFits(e: Evaluated, request: AdviceRequest): boolean {
+  return request.hostBudgetBytes === undefined || hostBytes(e.plan) <= request.hostBudgetBytes;
+}
+
+/** Whether following the change here gives the target batch: on the GPU, and in this host's memory. */
+function reachesHere(e: Evaluated, request: AdviceRequest): boolean {
+  return e.batchSize >= request.targetBatch && hostFits(e, request);
 }
 
 /** A catalog GPU's budget as `batch --gpu ID` computes it: its total under the same limits, the context charged by the allocator model. */
@@ -176,7 +196,7 @@ function toAdvice(e: Evaluated, request: AdviceRequest): Advice {
     batchSize: e.batchSize,
     fromBatchSize: request.fromBatchSize,
     targetBatch: request.targetBatch,
-    reachesTarget: e.batchSize >= request.targetBatch,
+    reachesTarget: reachesHere(e, request),
     cost: e.cost.text,
     bytesAtTarget: e.bytesAtTarget,
     budgetBytes: e.budgetBytes,

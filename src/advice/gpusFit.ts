@@ -3,6 +3,7 @@ import { GPU_CATALOG } from "../devices/catalog.js";
 import { CATALOG_DEVICE } from "../fit/allocator.js";
 import type { ZeroStage } from "../plan/bytesPerParameter.js";
 import { resolveSetup, type RunSetup } from "../plan/setup.js";
+import { validateGpusFit } from "../validate.js";
 import type { Workload } from "../workload/workload.js";
 import { TP_DEGREES, measureAnalytic, planner, type Budget } from "./scaleOut.js";
 
@@ -61,6 +62,7 @@ export const MAX_DATA_PARALLEL = 65_536;
  * that the model allows. Every figure is the analytic model on the catalog GPU.
  */
 export async function gpusFit(workload: Workload, setup: RunSetup, options: GpusFitOptions = {}): Promise<GpuFit[]> {
+  validateGpusFit(workload, setup, options);
   const plan = planner(workload);
   const s = resolveSetup(setup);
   const train = s.mode === "train";

@@ -1,4 +1,5 @@
 // The seeded search for the largest batch size b with fits(b) && !fits(b + 1).
+import { validateSearch } from "../validate.js";
 
 /** Whether a batch size fits. Must be monotone: if b fits, every smaller batch fits. */
 export type FitsFunction = (batch: number) => Promise<boolean> | boolean;
@@ -27,6 +28,7 @@ export interface SearchResult {
  * bisects: O(log |answer − seed|) evaluations. Each batch is evaluated at most once.
  */
 export async function searchMaxBatch(fits: FitsFunction, options: SearchOptions): Promise<SearchResult> {
+  validateSearch(fits, options);
   const cap = options.maxBatch ?? Number.MAX_SAFE_INTEGER;
   const trace: SearchResult["trace"] = [];
   const known = new Map<number, boolean>();

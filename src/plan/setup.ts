@@ -144,19 +144,29 @@ export function parseSetup(options: SetupOptions): RunSetup {
   if (options.offload !== undefined) setup.offload = oneOf("--offload", options.offload, OFFLOAD_KINDS);
   if (options.gpusPerNode !== undefined) setup.gpusPerNode = parseCount("--gpus-per-node", options.gpusPerNode, 1, gpus);
 
+  checkSetupRules(setup, options);
+  return setup;
+}
+
+/**
+ * The rules between a setup's fields, for parseSetup and for a RunSetup a library caller built:
+ * ZeRO and recomputation are for training, generated tokens for inference, sequence parallelism
+ * needs tensor parallelism, offloading as DeepSpeed offers it. `given` holds the values as typed,
+ * for the messages.
+ */
+export function checkSetupRules(setup: RunSetup, given: { zero?: unknown; generate?: unknown } = {}): void {
   if (setup.mode === "infer") {
-    if ((setup.zeroStage ?? 0) > 0) throw invalidArgument("--zero", options.zero, "0 with --mode infer (ZeRO partitions training states)");
+    if ((setup.zeroStage ?? 0) > 0) throw invalidArgument("--zero", given.zero ?? setup.zeroStage, "0 with --mode infer (ZeRO partitions training states)");
     if (setup.checkpointing !== undefined && setup.checkpointing !== "none") {
       throw invalidArgument("--checkpointing", setup.checkpointing, "none with --mode infer (nothing is kept for backward)");
     }
   } else if (setup.generatedTokens !== undefined && setup.generatedTokens > 0) {
-    throw invalidArgument("--generate", options.generate, "--mode infer (generated tokens apply to inference)");
+    throw invalidArgument("--generate", given.generate ?? setup.generatedTokens, "--mode infer (generated tokens apply to inference)");
   }
   if (setup.sequenceParallel && (setup.tp ?? 1) === 1) {
     throw invalidArgument("--sequence-parallel", true, "--tp N with N > 1 (sequence parallelism splits along the tensor-parallel group)");
   }
   checkOffload(setup);
-  return setup;
 }
 
 /**

@@ -3,6 +3,7 @@ import { parseCount } from "../count.js";
 import { invalidArgument } from "../errors.js";
 import { didYouMean } from "../suggest.js";
 import { parseBytes } from "../units.js";
+import { validateWorkloadInput } from "../validate.js";
 import { readHfConfig } from "./hfConfig.js";
 import { LIMITS } from "./limits.js";
 import { presetNames, presetWorkload } from "./presets.js";
@@ -50,6 +51,7 @@ export function presetByName(name: string): Workload {
  * and any invalid field of a config or spec file (naming the file and the field).
  */
 export function resolveWorkload(input: WorkloadInput): Workload {
+  validateWorkloadInput(input);
   const affineGiven = input.params !== undefined || input.perSample !== undefined || input.fixed !== undefined;
   const sources = [
     input.model !== undefined ? "--model" : undefined,

@@ -91,6 +91,16 @@ describe("examples/benchmark.ts", () => {
     expect(record.benchmark.steps).toBe(3);
     expect(record.benchmark.samplesPerSecond).toBeCloseTo((record.batch.size * 1000) / record.benchmark.medianMs, 6);
   });
+
+  it("honours --reserve 1GiB (Number(\"1GiB\") dropped it silently) and refuses a bad value in one line", async () => {
+    const out = join(scratch, "bench-reserve.json");
+    const result = await runExample("examples/benchmark.ts", ["--model", "bert-base", "--seq", "128", "--steps", "1", "--reserve", "1GiB", "--out", out], simulatedGpus(H100));
+    expect(result.status).toBe(0);
+    expect(JSON.parse(readFileSync(out, "utf8")).batch.budgetBytes).toBe(82_299_584_512 - 2 ** 30);
+    const bad = await runExample("examples/benchmark.ts", ["--model", "bert-base", "--reserve", "lots"], simulatedGpus(H100));
+    expect({ status: bad.status, stdout: bad.stdout }).toEqual({ status: 2, stdout: "" });
+    expect(bad.stderr).toBe('benchmark: --reserve: expected a size such as 80GiB, 512MiB, 40GB or 1.5e9 (bytes), got "lots"\n');
+  });
 });
 
 describe("examples/launcher.ts", () => {
@@ -106,6 +116,12 @@ describe("examples/launcher.ts", () => {
     expect(JSON.parse(result.stdout)).toEqual({ args: ["--micro-batch", String(batch), "--accumulate", String(accumulate)], batch: String(batch), accumulate: String(accumulate) });
     expect(result.stderr).toContain(`launcher: micro-batch ${batch} × ${accumulate} accumulation steps on device 0 (NVIDIA H100 80GB HBM3)`);
     expect(result.status).toBe(7); // the trainer's own exit status
+  });
+
+  it("refuses --multiple-of 0 in one line instead of starting the trainer with BATCH_SIZE=NaN", async () => {
+    const result = await runExample("examples/launcher.ts", [...workload, "--multiple-of", "0", ...trainer], simulatedGpus(H100));
+    expect({ status: result.status, stdout: result.stdout }).toEqual({ status: 2, stdout: "" });
+    expect(result.stderr).toBe('launcher: --multiple-of: expected a whole number ≥ 1, got "0"\n');
   });
 
   it("refuses to train on a guess when there is no GPU (exit 3)", async () => {

@@ -191,3 +191,27 @@ describe("only changes that apply", () => {
     }
   });
 });
+
+describe("a change that cannot work on this host (issue 13, item 8)", () => {
+  const raw: Workload = { kind: "affine", parameterCount: 7e9, perSampleBytes: GiB, fixedBytes: 0 };
+  const setup: RunSetup = { mode: "train", precision: "amp", optimizer: "adamw" };
+  const target = onGpu("H100-80GB");
+
+  test("offloading more than the host holds never counts as reaching the target, and is ranked after every change that works", async () => {
+    // 7e9 parameters of Adam states offloaded need about 104 GiB of host memory; this host has 22.
+    const report = await advise({ workload: raw, setup, targetBatch: 1, fromBatchSize: 0, target, hostBudgetBytes: 22 * GiB, limit: 20 });
+    const offload = report.items.find((i) => i.kind === "offload");
+    expect(offload).toMatchObject({ change: "--offload optimizer", hostFits: false, reachesTarget: false });
+    expect(offload!.batchSize).toBeGreaterThanOrEqual(1); // the GPU side alone would reach it
+    expect(report.items[0]!.kind).not.toBe("offload");
+    const last = report.items.findIndex((i) => i.hostFits === false);
+    expect(report.items.slice(last).every((i) => i.hostFits === false)).toBe(true);
+    expect(report.summary).toMatch(/^\d changes? reach/);
+    expect(report.items.filter((i) => i.reachesTarget).every((i) => i.hostFits !== false)).toBe(true);
+  });
+
+  test("with the host memory it needs, the same change reaches the target", async () => {
+    const report = await advise({ workload: raw, setup, targetBatch: 1, fromBatchSize: 0, target, hostBudgetBytes: 512 * GiB, limit: 20 });
+    expect(report.items.find((i) => i.kind === "offload")).toMatchObject({ hostFits: true, reachesTarget: true });
+  });
+});
