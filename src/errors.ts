@@ -19,7 +19,7 @@ export type VramfitErrorCode =
   | "ERR_NVML_SYMBOL" // NVML lacks a function vramfit needs (vramfit uses CUDA)
   | "ERR_NVML_NOT_LOADED" // an NVML call before loadNvml()
   | "ERR_DEVICE_BUSY" // another vramfit process kept the device locked past --lock-timeout
-  | "ERR_LOCK" // the device lock file could not be locked (an I/O error, not contention)
+  | "ERR_LOCK" // the device lock file could not be locked (an I/O error, not contention), or the private lock directory is not the user's alone
   | "ERR_ABORTED" // a probe was cancelled (its allocations are freed)
   | "ERR_DEVICE_EXCLUSIVE_PROCESS" // the GPU is in exclusive-process compute mode and another process holds it
   | "ERR_DEVICE_PROHIBITED" // the GPU is in prohibited compute mode: no process may use it

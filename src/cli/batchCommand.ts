@@ -8,6 +8,7 @@ import { perDevice } from "../devices/perDevice.js";
 import { deviceAccess, warnIfBusy } from "./deviceAccess.js";
 import { execBatchCommand } from "./execCommand.js";
 import { hostBudget } from "./hostMemory.js";
+import { integratedNotes } from "./integratedNote.js";
 import { writeJson, type Io } from "./io.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { renderTable } from "./table.js";
@@ -89,6 +90,7 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
       io.err(`${targets.reason}\nanalytic answers for common GPUs follow; name one with --gpu ID (see \`vramfit gpus\`) or --memory SIZE`);
     }
     io.out(renderBatchTable(results));
+    if (targets.kind === "device") for (const note of integratedNotes(targets.devices)) io.err(note);
     if (host !== undefined) io.out(`host      ${describeHost(host)}`);
     for (const r of reports) if (r.adviceText !== undefined) io.out(r.adviceText);
   }

@@ -7,6 +7,7 @@ import type { Advice } from "../advice/advise.js";
 import { checkDevices, deviceAccess } from "./deviceAccess.js";
 import { execCheckCommand } from "./execCommand.js";
 import { hostBudget } from "./hostMemory.js";
+import { integratedNotes } from "./integratedNote.js";
 import { writeJson, type Io } from "./io.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { resolveTargets, type TargetOptions } from "./targets.js";
@@ -90,6 +91,7 @@ export async function checkCommand(options: CheckOptions, io: Io): Promise<numbe
       if (r.adviceText !== undefined) io.out(r.adviceText);
     }
   }
+  if (!options.json && targets.kind === "device") for (const note of integratedNotes(targets.devices)) io.err(note);
   return reports.every((r) => r.fits) ? ExitStatus.ok : ExitStatus.doesNotFit;
 }
 

@@ -5,6 +5,7 @@ import { formatDriverVersion, inventory, type DeviceReport } from "../devices/in
 import { openBackend, openNvml } from "../native/binding.js";
 import { formatBytes } from "../units.js";
 import { writeJson, type Io } from "./io.js";
+import { integratedNotes } from "./integratedNote.js";
 import { renderTable } from "./table.js";
 
 export interface InfoOptions {
@@ -64,6 +65,7 @@ export async function infoCommand(options: InfoOptions, io: Io): Promise<number>
   for (const d of report.devices) {
     if (d.memorySourceReason !== null) io.err(`device ${d.ordinal}: memory read through CUDA (a context): ${d.memorySourceReason}`);
   }
+  for (const note of integratedNotes(report.devices)) io.err(note);
   return ExitStatus.ok;
 }
 

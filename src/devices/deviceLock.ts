@@ -1,6 +1,8 @@
 // One vramfit probe per device across processes: an advisory flock on a file named after the
-// device's UUID, so two jobs probing one GPU do not see each other's transient allocations.
-import { closeSync, constants, fchmodSync, fstatSync, openSync, readSync, writeSync, ftruncateSync } from "node:fs";
+// device's UUID, so two jobs probing one GPU do not see each other's transient allocations. The
+// files live in a directory private to the user (another user cannot pre-create them to disable
+// the lock), or in VRAMFIT_LOCK_DIR, a directory the users who share GPUs share.
+import { closeSync, constants, lstatSync, mkdirSync, openSync, readSync, writeSync, ftruncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { VramfitError } from "../errors.js";
@@ -14,7 +16,10 @@ export interface DeviceLockOptions {
   /** How long to wait for another process's probe (default 60 s); 0 tries once. */
   timeoutMs?: number;
   signal?: AbortSignal;
-  /** Where the lock files live: `VRAMFIT_LOCK_DIR`, else the system's temporary directory. */
+  /**
+   * Where the lock files live: `VRAMFIT_LOCK_DIR` (shared by the users who share GPUs), else a
+   * directory private to this user, `vramfit-<uid>` (mode 0700) in the system's temporary directory.
+   */
   directory?: string;
   /** Called once when the device is busy and vramfit starts to wait. */
   onWait?: (holderPid: number | undefined, timeoutMs: number) => void;
@@ -29,29 +34,53 @@ export interface DeviceLock {
   waitedMs: number;
 }
 
+/** This user's private lock directory: `vramfit-<uid>` in the system's temporary directory. */
+export function privateLockDirectory(): string {
+  return join(tmpdir(), `vramfit-${process.getuid?.() ?? "user"}`);
+}
+
+/** Where lock files go when the caller names no directory: VRAMFIT_LOCK_DIR, else the private one. */
+export function defaultLockDirectory(): string {
+  return process.env.VRAMFIT_LOCK_DIR ?? privateLockDirectory();
+}
+
 /** The lock file of a device: the UUID's hex digits, so a MIG instance locks on its own. */
-export function lockPath(uuid: string, directory = process.env.VRAMFIT_LOCK_DIR ?? tmpdir()): string {
+export function lockPath(uuid: string, directory = defaultLockDirectory()): string {
   return join(directory, `vramfit-${uuidKey(uuid) ?? uuid.replace(/[^0-9A-Za-z-]/g, "_")}.lock`);
+}
+
+/**
+ * Makes sure the private directory is this user's alone: created with mode 0700, or found as a
+ * real directory (not a symlink) owned by this user that no one else can enter. Anything else
+ * in its place was put there by someone else — to read or to disable the locks — and is refused
+ * (ERR_LOCK, exit 4) rather than trusted or silently worked around.
+ */
+function ensurePrivateDirectory(directory: string): void {
+  try {
+    mkdirSync(directory, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const info = lstatSync(directory);
+  const uid = process.getuid?.();
+  const fix = `remove it, or set VRAMFIT_LOCK_DIR to a directory for vramfit's lock files`;
+  if (!info.isDirectory()) throw new VramfitError("ERR_LOCK", `the lock directory ${directory} is not a directory (a ${info.isSymbolicLink() ? "symlink" : "file"}): ${fix}`);
+  if (uid !== undefined && info.uid !== uid) throw new VramfitError("ERR_LOCK", `the lock directory ${directory} belongs to uid ${info.uid}, not to this user (uid ${uid}): ${fix}`);
+  if ((info.mode & 0o077) !== 0) throw new VramfitError("ERR_LOCK", `the lock directory ${directory} is open to others (mode ${(info.mode & 0o777).toString(8)}), so its locks could be taken away: ${fix}`);
 }
 
 /**
  * Opens the lock file without following a symlink (a hostile one in /tmp could point anywhere,
  * and vramfit often runs as root). Read-write when possible, to record the holder's pid; read-only
- * serves too, since flock needs no write access (the file may be another user's).
+ * serves too, since flock needs no write access (in a shared directory the file may be another
+ * user's). Created 0600 in the private directory, 0644 in a shared one: never writable by others.
  */
-function openLockFile(path: string): { fd: number; writable: boolean } {
+function openLockFile(path: string, shared: boolean): { fd: number; writable: boolean } {
   const flags = constants.O_CREAT | constants.O_NOFOLLOW; // libuv adds O_CLOEXEC itself
   try {
-    const fd = openSync(path, flags | constants.O_RDWR, 0o666);
-    try {
-      // Let other users' vramfit record their pid too (umask would leave 0644); best effort.
-      if (fstatSync(fd).uid === process.getuid?.()) fchmodSync(fd, 0o666);
-    } catch {
-      /* not ours to change */
-    }
-    return { fd, writable: true };
+    return { fd: openSync(path, flags | constants.O_RDWR, shared ? 0o644 : 0o600), writable: true };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EACCES") throw error;
+    if ((error as NodeJS.ErrnoException).code !== "EACCES" || !shared) throw error;
     // Another user's file. Without O_CREAT, which fs.protected_regular refuses in a sticky /tmp.
     return { fd: openSync(path, constants.O_NOFOLLOW | constants.O_RDONLY), writable: false };
   }
@@ -89,12 +118,17 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  */
 export async function lockDevice(addon: Addon, device: { ordinal: number | null; uuid: string }, options: DeviceLockOptions = {}): Promise<DeviceLock> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
-  const path = lockPath(device.uuid, options.directory);
+  const directory = options.directory ?? defaultLockDirectory();
+  const shared = directory !== privateLockDirectory();
+  const path = lockPath(device.uuid, directory);
   options.signal?.throwIfAborted();
+  if (!shared) ensurePrivateDirectory(directory);
   let file: { fd: number; writable: boolean };
   try {
-    file = openLockFile(path);
+    file = openLockFile(path, shared);
   } catch (error) {
+    // The private directory is this user's: a file there that cannot be opened is not contention.
+    if (!shared) throw new VramfitError("ERR_LOCK", `cannot open the lock file ${path}: ${(error as Error).message}`);
     options.onUnlocked?.(`cannot open the lock file ${path}: ${(error as Error).message}`);
     return { release: () => {}, waitedMs: 0 };
   }

@@ -96,8 +96,19 @@ async function openThroughAddon<T>(options: BackendOptions, load: (addon: Addon)
  */
 export function openBackend(options: BackendOptions = {}): Promise<Backend> {
   const library = options.cudaLibrary ?? process.env.VRAMFIT_CUDA_LIBRARY ?? "libcuda.so.1";
-  backend ??= openThroughAddon(options, async (addon) => ({ kind: "cuda" as const, addon, driver: await addon.loadDriver(library) }));
+  backend ??= openThroughAddon(options, async (addon) => ({ kind: "cuda" as const, addon, driver: await addon.loadDriver(library) })).then(withVisibleDevices);
   return backend;
+}
+
+/**
+ * A driver that sees no device because CUDA_VISIBLE_DEVICES hides them all says only "no
+ * CUDA-capable device"; the reason names the variable, which is what the user has to change.
+ */
+function withVisibleDevices(backend: Backend): Backend {
+  const visible = process.env.CUDA_VISIBLE_DEVICES;
+  if (backend.kind !== "none" || backend.code !== "ERR_NO_DEVICE" || visible === undefined) return backend;
+  const why = visible.trim() === "" ? "CUDA_VISIBLE_DEVICES is set and empty, which hides every GPU" : `CUDA_VISIBLE_DEVICES=${JSON.stringify(visible)} names no GPU the driver has`;
+  return { ...backend, reason: `${backend.reason}; ${why}` };
 }
 
 /**

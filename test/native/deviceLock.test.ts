@@ -1,12 +1,12 @@
 // The per-device lock: flock on a file named after the device's UUID, with a bounded wait.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { lockDevice, lockPath } from "../../src/devices/deviceLock.js";
+import { lockDevice, lockPath, privateLockDirectory } from "../../src/devices/deviceLock.js";
 import { VramfitError } from "../../src/errors.js";
 import { addonPath, loadAddon, temporaryPath } from "./simulator.js";
 
@@ -102,5 +102,65 @@ describe("lockDevice", () => {
     child.stdin!.write("done\n");
     await once(child, "exit");
     (await lockDevice(addon, device, { directory, timeoutMs: 0 })).release();
+  });
+});
+
+describe("lock files another user cannot pre-create (issue 13, item 9)", () => {
+  /** Runs `body` with the default lock directory in a fresh temporary directory (TMPDIR), VRAMFIT_LOCK_DIR unset. */
+  async function withPrivateDefault<T>(body: (tmp: string) => Promise<T>): Promise<T> {
+    const saved = { TMPDIR: process.env.TMPDIR, VRAMFIT_LOCK_DIR: process.env.VRAMFIT_LOCK_DIR };
+    const tmp = mkdtempSync(join(tmpdir(), "vramfit-tmpdir-"));
+    process.env.TMPDIR = tmp;
+    delete process.env.VRAMFIT_LOCK_DIR;
+    try {
+      return await body(tmp);
+    } finally {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+  }
+  const uid = process.getuid!();
+
+  it("by default the files live in a directory private to the user (0700), each file 0600", async () => {
+    await withPrivateDefault(async (tmp) => {
+      expect(privateLockDirectory()).toBe(join(tmp, `vramfit-${uid}`));
+      const lock = await lockDevice(addon, device);
+      expect(statSync(privateLockDirectory()).mode & 0o777).toBe(0o700);
+      expect(statSync(lockPath(device.uuid)).mode & 0o777).toBe(0o600);
+      lock.release();
+    });
+  });
+
+  it.each([
+    ["open to others (0777)", (dir: string) => { mkdirSync(dir); chmodSync(dir, 0o777); }, /is open to others \(mode 777\), so its locks could be taken away: remove it, or set VRAMFIT_LOCK_DIR/],
+    ["a symlink to a directory someone else controls", (dir: string) => symlinkSync(mkdtempSync(join(tmpdir(), "elsewhere-")), dir), /is not a directory \(a symlink\)/],
+  ])("refuses a private directory that is %s: ERR_LOCK, never unlocked in silence", async (_, plant, message) => {
+    await withPrivateDefault(async () => {
+      plant(privateLockDirectory());
+      const reasons: string[] = [];
+      const error = await lockDevice(addon, device, { onUnlocked: (r) => reasons.push(r) }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(VramfitError);
+      expect((error as VramfitError).code).toBe("ERR_LOCK");
+      expect((error as VramfitError).message).toMatch(message);
+      expect(reasons).toEqual([]);
+    });
+  });
+
+  it.runIf(uid === 0)("refuses a private directory another user created first (0700, theirs)", async () => {
+    await withPrivateDefault(async () => {
+      mkdirSync(privateLockDirectory(), { mode: 0o700 });
+      chownSync(privateLockDirectory(), 65534, 65534);
+      const error = await lockDevice(addon, device).catch((e: VramfitError) => e);
+      expect((error as VramfitError).message).toMatch(/belongs to uid 65534, not to this user \(uid 0\)/);
+    });
+  });
+
+  it("in a shared VRAMFIT_LOCK_DIR the files are 0644: others can lock them, not write them (they were 0666)", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "vramfit-shared-"));
+    const lock = await lockDevice(addon, device, { directory });
+    expect(statSync(lockPath(device.uuid, directory)).mode & 0o777).toBe(0o644 & ~process.umask());
+    lock.release();
   });
 });

@@ -1,0 +1,26 @@
+// Why an integrated GPU's budget is below the free memory `vramfit info` shows: said where either appears.
+import { memAvailableBytes } from "../devices/systemMemory.js";
+import { formatBytes } from "../units.js";
+
+/** What the note needs of a device (a NativeDevice or an info row has it). */
+interface DeviceLike {
+  ordinal: number;
+  name: string;
+  integrated?: boolean;
+}
+
+/**
+ * One line per integrated device (Jetson: its memory is system memory): probes and budgets never
+ * go past the OS's MemAvailable, which the driver's free memory (info's `free`) does not apply, so
+ * the two figures differ and neither is wrong. Empty for discrete GPUs.
+ */
+export function integratedNotes(devices: readonly DeviceLike[], available: number | undefined = memAvailableBytes()): string[] {
+  const cap = available === undefined ? "MemAvailable (unknown here)" : `MemAvailable, ${formatBytes(available)} now`;
+  return devices
+    .filter((d) => d.integrated === true)
+    .map(
+      (d) =>
+        `note: device ${d.ordinal} (${d.name}) is integrated, its memory is system memory: batch and check never budget past the OS's ${cap} ` +
+        "(/proc/meminfo), which the driver's free memory in `vramfit info` does not take into account",
+    );
+}
