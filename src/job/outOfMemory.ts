@@ -1,4 +1,5 @@
 // What counts as "out of GPU memory" in a job's output: the messages frameworks and CUDA libraries print.
+import { invalidArgument } from "../errors.js";
 
 export interface OutOfMemoryPattern {
   /** Who prints it. */
@@ -48,8 +49,12 @@ export interface OutOfMemoryMatch {
   line: string;
 }
 
-/** The out-of-memory message in one line of output, if there is one. */
+/**
+ * The out-of-memory message in one line of output, if there is one.
+ * Throws `ERR_INVALID_ARGUMENT` when `line` is not a string.
+ */
 export function findOutOfMemory(line: string): OutOfMemoryMatch | undefined {
+  if (typeof line !== "string") throw invalidArgument("line", line, "a string (one line of the job's output)");
   const found = OUT_OF_MEMORY_PATTERNS.find((p) => p.pattern.test(line));
   return found === undefined ? undefined : { framework: found.framework, line: line.trim() };
 }
