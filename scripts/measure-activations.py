@@ -14,6 +14,13 @@ Usage (Debian's python3-torch / python3-torchvision; the system python, not a py
 
     /usr/bin/python3 scripts/measure-activations.py > test/fixtures/torch-saved-activations.json
 
+With `--unet` it measures Stable Diffusion 2.1's UNet instead (scripts/sd21_unet.py, a plain
+PyTorch rebuild of diffusers' UNet2DConditionModel, since diffusers is not installed here): one
+forward pass at 512x512 images (64x64 latents, 4 channels) with a 77-token, 1024-wide text
+context and a random timestep, plus the MSE loss against the noise, fp32, train mode, on the CPU:
+
+    /usr/bin/python3 scripts/measure-activations.py --unet > test/fixtures/torch-saved-activations-unet.json
+
 The output records the torch and torchvision versions and this command.
 """
 import json
@@ -81,8 +88,78 @@ def measure(name: str) -> dict:
     }
 
 
+UNET_LATENT = 64  # 512 / 8
+UNET_COMMAND = "/usr/bin/python3 scripts/measure-activations.py --unet > test/fixtures/torch-saved-activations-unet.json"
+
+
+def unet_saved_bytes(model: torch.nn.Module, batch: int) -> dict:
+    """Like saved_bytes, for the UNet's inputs: latents, timesteps, text context; MSE loss against the noise."""
+    excluded = {storage_key(p) for p in model.parameters()} | {storage_key(b) for b in model.buffers()}
+    saved: dict[int, int] = {}
+    dtypes: Counter = Counter()
+
+    def pack(t: torch.Tensor):
+        key = storage_key(t)
+        if key not in excluded and key not in saved:
+            saved[key] = storage_bytes(t)
+            dtypes[str(t.dtype)] += storage_bytes(t)
+        return t
+
+    torch.manual_seed(0)
+    latents = torch.randn(batch, 4, UNET_LATENT, UNET_LATENT)
+    timesteps = torch.randint(0, 1000, (batch,))
+    context = torch.randn(batch, 77, 1024)
+    noise = torch.randn(batch, 4, UNET_LATENT, UNET_LATENT)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        prediction = model(latents, timesteps, context)
+        loss = torch.nn.functional.mse_loss(prediction, noise)
+    del loss, prediction  # the graph, and with it every saved tensor, is freed before the next run
+    return {"bytes": sum(saved.values()), "tensors": len(saved), "bytesByDtype": dict(dtypes)}
+
+
+def measure_unet() -> dict:
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from sd21_unet import UNet2DConditionModel
+
+    model = UNet2DConditionModel().train()
+    runs = {b: unet_saved_bytes(model, b) for b in BATCHES}
+    b1, b2 = runs[1]["bytes"], runs[2]["bytes"]
+    return {
+        "model": "sd2.1-unet",
+        "latent": UNET_LATENT,
+        "image": UNET_LATENT * 8,
+        "dtype": "float32",
+        "attention": "eager (diffusers' AttnProcessor: baddbmm, softmax, bmm)",
+        "parameterCount": sum(p.numel() for p in model.parameters()),
+        "savedBytesByBatch": {str(b): runs[b]["bytes"] for b in BATCHES},
+        "savedTensorsByBatch": {str(b): runs[b]["tensors"] for b in BATCHES},
+        "savedBytesByDtypeAtBatch1": runs[1]["bytesByDtype"],
+        "perSampleBytes": b2 - b1,
+        "fixedBytes": 2 * b1 - b2,
+    }
+
+
 def main() -> None:
     torch.set_num_threads(max(1, torch.get_num_threads()))
+    if "--unet" in sys.argv[1:]:
+        json.dump(
+            {
+                "description": "Bytes of distinct storages autograd saves for backward (torch.autograd.graph."
+                "saved_tensors_hooks, deduplicated by storage data_ptr, parameters excluded) in one forward pass "
+                "plus the MSE loss, Stable Diffusion 2.1's UNet rebuilt in plain PyTorch (scripts/sd21_unet.py; "
+                "diffusers is not installed here), train mode, fp32, CPU, 64x64 latents (512x512 images), "
+                "77-token text context. perSampleBytes = bytes(batch 2) - bytes(batch 1).",
+                "command": UNET_COMMAND,
+                "torch": torch.__version__,
+                "python": platform.python_version(),
+                "device": "cpu",
+                "models": [measure_unet()],
+            },
+            sys.stdout,
+            indent=2,
+        )
+        sys.stdout.write("\n")
+        return
     results = [measure(name) for name in MODELS]
     json.dump(
         {
