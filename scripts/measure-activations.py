@@ -21,6 +21,8 @@ context and a random timestep, plus the MSE loss against the noise, fp32, train 
 
     /usr/bin/python3 scripts/measure-activations.py --unet > test/fixtures/torch-saved-activations-unet.json
 
+`--latent N` measures at N×N latents instead (the model must match at any size; 64 is the fixture's).
+
 The output records the torch and torchvision versions and this command.
 """
 import json
@@ -92,6 +94,11 @@ UNET_LATENT = 64  # 512 / 8
 UNET_COMMAND = "/usr/bin/python3 scripts/measure-activations.py --unet > test/fixtures/torch-saved-activations-unet.json"
 
 
+def unet_latent() -> int:
+    args = sys.argv[1:]
+    return int(args[args.index("--latent") + 1]) if "--latent" in args else UNET_LATENT
+
+
 def unet_saved_bytes(model: torch.nn.Module, batch: int) -> dict:
     """Like saved_bytes, for the UNet's inputs: latents, timesteps, text context; MSE loss against the noise."""
     excluded = {storage_key(p) for p in model.parameters()} | {storage_key(b) for b in model.buffers()}
@@ -106,10 +113,11 @@ def unet_saved_bytes(model: torch.nn.Module, batch: int) -> dict:
         return t
 
     torch.manual_seed(0)
-    latents = torch.randn(batch, 4, UNET_LATENT, UNET_LATENT)
+    latent = unet_latent()
+    latents = torch.randn(batch, 4, latent, latent)
     timesteps = torch.randint(0, 1000, (batch,))
     context = torch.randn(batch, 77, 1024)
-    noise = torch.randn(batch, 4, UNET_LATENT, UNET_LATENT)
+    noise = torch.randn(batch, 4, latent, latent)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         prediction = model(latents, timesteps, context)
         loss = torch.nn.functional.mse_loss(prediction, noise)
@@ -126,8 +134,8 @@ def measure_unet() -> dict:
     b1, b2 = runs[1]["bytes"], runs[2]["bytes"]
     return {
         "model": "sd2.1-unet",
-        "latent": UNET_LATENT,
-        "image": UNET_LATENT * 8,
+        "latent": unet_latent(),
+        "image": unet_latent() * 8,
         "dtype": "float32",
         "attention": "eager (diffusers' AttnProcessor: baddbmm, softmax, bmm)",
         "parameterCount": sum(p.numel() for p in model.parameters()),
@@ -147,9 +155,10 @@ def main() -> None:
                 "description": "Bytes of distinct storages autograd saves for backward (torch.autograd.graph."
                 "saved_tensors_hooks, deduplicated by storage data_ptr, parameters excluded) in one forward pass "
                 "plus the MSE loss, Stable Diffusion 2.1's UNet rebuilt in plain PyTorch (scripts/sd21_unet.py; "
-                "diffusers is not installed here), train mode, fp32, CPU, 64x64 latents (512x512 images), "
-                "77-token text context. perSampleBytes = bytes(batch 2) - bytes(batch 1).",
-                "command": UNET_COMMAND,
+                f"diffusers is not installed here), train mode, fp32, CPU, {unet_latent()}x{unet_latent()} latents "
+                f"({unet_latent() * 8}x{unet_latent() * 8} images), 77-token text context, eager attention. "
+                "perSampleBytes = bytes(batch 2) - bytes(batch 1).",
+                "command": UNET_COMMAND if unet_latent() == UNET_LATENT else f"/usr/bin/python3 scripts/measure-activations.py --unet --latent {unet_latent()}",
                 "torch": torch.__version__,
                 "python": platform.python_version(),
                 "device": "cpu",

@@ -6,7 +6,7 @@ import { hostBytes, type MemoryPlan } from "../plan/memoryPlan.js";
 import { offloads, type Offload } from "../plan/offload.js";
 import { resolveSetup, type RunSetup } from "../plan/setup.js";
 import { validateAdviceRequest } from "../validate.js";
-import type { Workload } from "../workload/workload.js";
+import { hasAttention, type Workload } from "../workload/workload.js";
 import { COSTS, plural, type AdviceKind, type Cost } from "./costs.js";
 import { GPU_COUNTS, TP_DEGREES, firstPassing, measureAnalytic, planner, type Budget } from "./scaleOut.js";
 
@@ -239,7 +239,7 @@ async function singleChanges(request: AdviceRequest, reaches: (setup: RunSetup) 
     out.push({ kind, change, setup: { ...setup, ...changes }, cost, gpus });
 
   if (s.precision === "fp32") add("precision", "--precision amp", { precision: "amp" }, COSTS.precision());
-  if (transformer && s.attention === "eager") add("attention", "--attention flash", { attention: "flash" }, COSTS.attention());
+  if (hasAttention(workload) && s.attention === "eager") add("attention", "--attention flash", { attention: "flash" }, COSTS.attention());
   if (train && workload.kind !== "affine") {
     if (transformer && s.checkpointing === "none") add("checkpointing", "--checkpointing selective", { checkpointing: "selective" }, COSTS.selective());
     if (s.checkpointing !== "full") add("checkpointing", "--checkpointing", { checkpointing: "full" }, COSTS.full());
@@ -336,7 +336,7 @@ async function combination(
     parts.push("--precision amp");
     costs.push(COSTS.precision());
   }
-  if (transformer && s.attention === "eager") {
+  if (hasAttention(workload) && s.attention === "eager") {
     base.attention = "flash";
     parts.push("--attention flash");
     costs.push(COSTS.attention());

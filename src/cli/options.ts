@@ -1,6 +1,7 @@
 // The one table of CLI options: commander definitions, value types and the README's reference.
 import { OPTIMIZERS, PRECISIONS } from "../plan/bytesPerParameter.js";
 import { OFFLOAD_KINDS } from "../plan/offload.js";
+import { KV_CACHE_FORMATS, WEIGHT_FORMATS } from "../plan/quantization.js";
 import { ATTENTION_KINDS, MODES } from "../plan/setup.js";
 import { checkJobCommand } from "../job/jobCommand.js";
 import { parseCalibration, parseCount, parseDevice, parseDeviceSelection, parseDuration, parsePositiveDuration, parsePositiveSize, parseSize } from "./parse.js";
@@ -50,6 +51,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--sequence-parallel", description: "Megatron sequence parallelism with --tp", commands: WORKLOAD },
   { flags: "--generate <n>", description: "inference: tokens generated after the --seq prompt (KV cache)", commands: WORKLOAD, defaultText: "0" },
   { flags: "--offload <what>", description: `model states in host memory: ${OFFLOAD_KINDS.filter((k) => k !== "none").join("|")} (ZeRO-Offload; params: ZeRO-3, or inference)`, commands: WORKLOAD, defaultText: "none" },
+  { flags: "--lora-rank <r>", description: "train LoRA adapters of rank r on the frozen model (PEFT); with --weights nf4: QLoRA", commands: WORKLOAD },
+  { flags: "--lora-targets <list>", description: "projections to adapt: q,k,v,o,gate,up,down or all-linear", commands: WORKLOAD, defaultText: "q,v (PEFT's default)" },
+  { flags: "--weights <format>", description: `linear weights stored as ${WEIGHT_FORMATS.join("|")} (constants included; nf4/int4/int8/fp8 are frozen)`, commands: WORKLOAD, defaultText: "from --precision" },
+  { flags: "--kv-cache <format>", description: `inference: KV cache stored as ${KV_CACHE_FORMATS.join("|")}`, commands: WORKLOAD, defaultText: "the activations' dtype" },
+  { flags: "--resident-encoders", description: "diffusion UNet (sd2.1-unet): its frozen text encoder and VAE also on the GPU", commands: WORKLOAD },
   { flags: "--gpus-per-node <n>", description: "GPUs sharing one host's memory (for --offload)", commands: WORKLOAD, defaultText: "all of --gpus × --tp" },
   // check and plan
   { flags: "--batch <n>", description: "the batch size to check", commands: ["check"], parse: (t) => parseCount("--batch", t) },

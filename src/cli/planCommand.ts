@@ -7,6 +7,7 @@ import { formatBytes, roundUp } from "../units.js";
 import { writeFileSync } from "node:fs";
 import { invalidArgument } from "../errors.js";
 import { writeJson, type Io } from "./io.js";
+import { planHighlights, type PlanHighlight } from "../plan/highlights.js";
 import { memoryChartSvg } from "./memoryChart.js";
 import { hasPlanTarget, planTarget, type PlanTarget } from "./planTarget.js";
 import { renderTable } from "./table.js";
@@ -28,12 +29,16 @@ export interface PlanReport {
   description: string;
   assumed: string[];
   parameterCount: number;
+  /** Parameters that train: the adapters with --lora-rank, otherwise parameterCount. */
+  trainableParameterCount: number;
   /** Device bytes at the batch: every tensor rounded to 2 MiB, plus an assumed CUDA context. */
   totalBytes: number;
   breakdown: Record<Category | "context", number>;
   fixedBytes: number;
   perSampleBytes: number;
   tensorCount: number;
+  /** Named parts of the breakdown (frozen weights, adapters, dequantization buffer, …), rounded like it; empty when none applies. */
+  highlights: PlanHighlight[];
   /** Host memory of offloaded states on one node (`--offload`; 0 without), not rounded. */
   hostBytes: number;
   /** hostBytes by category (parameters, gradients, optimizerStates; 0 where nothing is offloaded), and the ranks sharing the host. */
@@ -59,6 +64,7 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     description: plan.description,
     assumed,
     parameterCount: plan.parameterCount,
+    trainableParameterCount: plan.trainableParameterCount ?? plan.parameterCount,
     totalBytes: plannedBytes(plan, batch, CATALOG_DEVICE),
     breakdown: {
       ...bytesByCategory(plan, batch, (bytes) => roundUp(bytes, CATALOG_DEVICE.granularityBytes)),
@@ -66,6 +72,7 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     },
     ...planTotals(plan),
     tensorCount: plan.tensors.length,
+    highlights: planHighlights(plan, batch, (bytes) => roundUp(bytes, CATALOG_DEVICE.granularityBytes)),
     hostBytes: hostBytes(plan),
     host: (({ parameters, gradients, optimizerStates }) => ({ parameters, gradients, optimizerStates, ranks: plan.host?.ranks ?? 0 }))(hostBytesByCategory(plan)),
   };
@@ -91,6 +98,9 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
   });
   rows.push(["total", formatBytes(report.totalBytes), `at batch ${batch}`, ""]);
   io.out(renderTable(["category", "bytes", "", "share"], rows));
+  if (report.highlights.length > 0) {
+    io.out(`\n${renderTable(["of which", "bytes", ""], report.highlights.map((h) => [h.part, formatBytes(h.bytes), h.detail]))}`);
+  }
   if (report.hostBytes > 0) {
     const hostRows = (["parameters", "gradients", "optimizerStates"] as const).map((category) => {
       const share = report.host[category] / report.hostBytes;

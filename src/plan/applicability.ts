@@ -1,6 +1,7 @@
 // Which run options apply to which workload: an option that cannot change the plan is an error, not a silent no-op.
 import { invalidArgument } from "../errors.js";
 import type { Workload } from "../workload/workload.js";
+import { checkModelSetupApplies } from "./modelSetup.js";
 import { SETUP_DEFAULTS, type RunSetup } from "./setup.js";
 
 /** How a workload is named in these errors. */
@@ -10,6 +11,8 @@ function what(workload: Workload): string {
       return "a raw --params workload";
     case "cnn":
       return "a CNN";
+    case "unet":
+      return "a diffusion UNet";
     case "transformer":
       return workload.architecture.kind === "encoder" ? "an encoder" : "a decoder";
   }
@@ -25,9 +28,10 @@ function what(workload: Workload): string {
  */
 export function checkSetupApplies(workload: Workload, setup: RunSetup): void {
   const name = what(workload);
-  const refuse = (option: string, value: unknown, why: string) => {
+  const refuse = (option: string, value: unknown, why: string): never => {
     throw invalidArgument(option, value, `no ${option} for ${name} (${why})`);
   };
+  checkModelSetupApplies(workload, setup, refuse);
   const generated = setup.generatedTokens ?? SETUP_DEFAULTS.generatedTokens;
   const attention = setup.attention ?? SETUP_DEFAULTS.attention;
   if (workload.kind === "affine") {
@@ -39,6 +43,12 @@ export function checkSetupApplies(workload: Workload, setup: RunSetup): void {
     if ((setup.checkpointing ?? "none") !== "none") refuse("--checkpointing", setup.checkpointing, `${layers} to recompute`);
     if (attention !== SETUP_DEFAULTS.attention) refuse("--attention", attention, "it has no attention");
     if (generated !== 0) refuse("--generate", generated, "it has no KV cache");
+    return;
+  }
+  if (workload.kind === "unet") {
+    if ((setup.tp ?? 1) !== 1) refuse("--tp", setup.tp, "tensor parallelism applies to transformers");
+    if (setup.sequenceParallel === true) refuse("--sequence-parallel", true, "tensor parallelism applies to transformers");
+    if (generated !== 0) refuse("--generate", generated, "it generates no tokens");
     return;
   }
   if (workload.kind === "cnn") {

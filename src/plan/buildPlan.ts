@@ -7,6 +7,7 @@ import { hostStateTensors } from "./modelStates.js";
 import { offloads } from "./offload.js";
 import { checkOffload, resolveSetup, type ResolvedSetup, type RunSetup } from "./setup.js";
 import { transformerPlan } from "./transformerPlan.js";
+import { unetPlan } from "./unetPlan.js";
 import type { AffineWorkload, Workload } from "../workload/workload.js";
 
 /**
@@ -23,6 +24,8 @@ export function buildPlan(workload: Workload, setup: RunSetup): MemoryPlan {
       return transformerPlan(workload, resolved);
     case "cnn":
       return cnnPlan(workload, resolved);
+    case "unet":
+      return unetPlan(workload, resolved);
   }
 }
 

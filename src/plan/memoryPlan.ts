@@ -31,8 +31,10 @@ export interface PlannedTensor {
 export interface MemoryPlan {
   /** A short human description, e.g. `7e9 parameters, fp32, sgd`. */
   description: string;
-  /** Parameters in the model (after sharding is *not* applied: the whole model). */
+  /** Parameters in the model (after sharding is *not* applied: the whole model), adapters included. */
   parameterCount: number;
+  /** Parameters that train: the adapters with `--lora-rank`; absent: all of `parameterCount`. */
+  trainableParameterCount?: number;
   /**
    * The step as a timeline: the names of its phases in order (`forward layers.0`, …, `loss`,
    * `backward layers.0`, `optimizer.step`, …). Memory is measured at each phase and the plan

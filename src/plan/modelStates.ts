@@ -10,6 +10,18 @@ export interface StateGroup {
   count: number;
   /** Of `count`, those tensor parallelism splits across `tp` ranks; the rest are replicated. */
   tensorParallelCount: number;
+  /** The stage of the step that runs it, when not `name` itself (`layers.3.lora` runs in `layers.3`). */
+  stage?: string;
+  /** Frozen (a LoRA base model): weights only, no gradients or optimizer states. */
+  frozen?: boolean;
+  /** The whole group's weight bytes when not `count` × the precision's (quantized weights, src/plan/quantization.ts). */
+  weightBytes?: number;
+}
+
+/** Bytes of a group's weights on one tensor-parallel rank: quantized groups keep their bytes per parameter. */
+function weightBytesPerRank(group: StateGroup, perRank: number, weight: number): number {
+  if (group.weightBytes === undefined || group.count === 0) return perRank * weight;
+  return Math.ceil((group.weightBytes * perRank) / group.count);
 }
 
 /** Parameters of a group held by one tensor-parallel rank. */
@@ -44,11 +56,13 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup): P
   const states = training ? optimizerStates(setup.precision, setup.optimizer) : [];
   const tensors: PlannedTensor[] = [];
   let largestGroup = 0;
+  let largestTrainable = 0;
   for (const group of groups) {
     const n = parametersPerRank(group, setup.tp);
     largestGroup = Math.max(largestGroup, n);
-    if (!offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(n * weight, shards.parameters)));
-    if (!training || offload.optimizer) continue;
+    if (!offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(weightBytesPerRank(group, n, weight), shards.parameters)));
+    if (!training || offload.optimizer || group.frozen) continue;
+    largestTrainable = Math.max(largestTrainable, n);
     tensors.push(fixed(`${group.name}.grads`, "gradients", shardBytes(n * weight, shards.gradients)));
     for (const state of states) {
       tensors.push(fixed(`${group.name}.optimizer.${state.name}`, "optimizerStates", shardBytes(n * state.bytesPerParameter, shards.optimizerStates)));
@@ -58,8 +72,8 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup): P
     if (shards.parameters > 1 || offload.params) {
       tensors.push(fixed(training ? "zero3.gathered_weights" : "offload.gathered_weights", "workspace", largestGroup * weight));
     }
-    if (training && (shards.gradients > 1 || offload.optimizer)) {
-      tensors.push(fixed("gradient_bucket", "gradients", largestGroup * weight));
+    if (training && (shards.gradients > 1 || offload.optimizer) && largestTrainable > 0) {
+      tensors.push(fixed("gradient_bucket", "gradients", largestTrainable * weight));
     }
   }
   return tensors;
@@ -81,7 +95,8 @@ export function hostStateTensors(groups: StateGroup[], setup: ResolvedSetup): Ho
   const tensors: PlannedTensor[] = [];
   for (const group of groups) {
     const n = parametersPerRank(group, setup.tp);
-    if (offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(n * weight, shards.parameters)));
+    if (offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(weightBytesPerRank(group, n, weight), shards.parameters)));
+    if (group.frozen) continue;
     for (const state of states) {
       tensors.push(fixed(`${group.name}.${state.category === "gradients" ? "" : "optimizer."}${state.name}`, state.category, shardBytes(n * state.bytesPerParameter, shards.optimizerStates)));
     }

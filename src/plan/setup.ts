@@ -4,6 +4,7 @@ import { LIMITS } from "../workload/limits.js";
 import { invalidArgument } from "../errors.js";
 import type { Workload } from "../workload/workload.js";
 import { OPTIMIZERS, PRECISIONS, ZERO_STAGES, type Optimizer, type Precision, type ZeroStage } from "./bytesPerParameter.js";
+import { assumedModelDefaults, describeModelSetup, parseModelSetup, type ModelSetup, type ModelSetupOptions } from "./modelSetup.js";
 import { OFFLOAD_KINDS, offloads, type Offload } from "./offload.js";
 
 export const MODES = ["train", "infer"] as const;
@@ -17,7 +18,7 @@ export type Checkpointing = (typeof CHECKPOINTING)[number];
 export const ATTENTION_KINDS = ["eager", "flash"] as const;
 export type AttentionKind = (typeof ATTENTION_KINDS)[number];
 
-export interface RunSetup {
+export interface RunSetup extends ModelSetup {
   mode: Mode;
   precision: Precision;
   optimizer: Optimizer;
@@ -60,8 +61,8 @@ export const SETUP_DEFAULTS = {
   offload: "none",
 } as const satisfies Partial<RunSetup>;
 
-/** A RunSetup with every optional field but seq/image/gpusPerNode filled in. */
-export type ResolvedSetup = Required<Omit<RunSetup, "seq" | "image" | "gpusPerNode">> & Pick<RunSetup, "seq" | "image" | "gpusPerNode">;
+/** A RunSetup with every optional field but seq/image/gpusPerNode and the model options (src/plan/modelSetup.ts) filled in. */
+export type ResolvedSetup = Required<Omit<RunSetup, "seq" | "image" | "gpusPerNode" | keyof ModelSetup>> & Pick<RunSetup, "seq" | "image" | "gpusPerNode"> & ModelSetup;
 
 export function resolveSetup(setup: RunSetup): ResolvedSetup {
   return {
@@ -85,7 +86,7 @@ export function ranksPerHost(setup: RunSetup): number {
 }
 
 /** The run options as commander hands them over: strings (numbers from library callers), flags as booleans. */
-export interface SetupOptions {
+export interface SetupOptions extends ModelSetupOptions {
   mode?: string;
   precision?: string;
   optimizer?: string;
@@ -143,6 +144,7 @@ export function parseSetup(options: SetupOptions): RunSetup {
   if (options.generate !== undefined) setup.generatedTokens = parseCount("--generate", options.generate, 0, dimension);
   if (options.offload !== undefined) setup.offload = oneOf("--offload", options.offload, OFFLOAD_KINDS);
   if (options.gpusPerNode !== undefined) setup.gpusPerNode = parseCount("--gpus-per-node", options.gpusPerNode, 1, gpus);
+  parseModelSetup(options, setup);
 
   checkSetupRules(setup, options);
   return setup;
@@ -207,6 +209,7 @@ export function describeSetup(setup: RunSetup, options: { transformer?: boolean 
   if (transformer) parts.push(`tp ${s.tp}${s.sequenceParallel ? " with sequence parallelism" : ""}`);
   if (s.mode === "infer" && transformer) parts.push(`generate ${s.generatedTokens}`);
   if (s.offload !== "none") parts.push(`offload ${s.offload}`);
+  parts.push(...describeModelSetup(s));
   return parts.join(", ");
 }
 
@@ -221,10 +224,11 @@ export function assumedDefaults(options: SetupOptions, workloadKind: Workload["k
   if (options.mode === undefined) assumed.push(`--mode ${DEFAULT_SETUP.mode}`);
   if (options.precision === undefined) assumed.push(`--precision ${DEFAULT_SETUP.precision}`);
   if (mode === "train" && options.optimizer === undefined) assumed.push(`--optimizer ${DEFAULT_SETUP.optimizer}`);
-  // Attention applies to transformers only; a raw affine workload has no layers to recompute.
-  if (workloadKind === "transformer" && options.attention === undefined) assumed.push(`--attention ${SETUP_DEFAULTS.attention}`);
+  // Attention applies to transformers and UNets only; a raw affine workload has no layers to recompute.
+  if ((workloadKind === "transformer" || workloadKind === "unet") && options.attention === undefined) assumed.push(`--attention ${SETUP_DEFAULTS.attention}`);
   if (workloadKind !== "affine" && mode === "train" && options.checkpointing === undefined) {
     assumed.push(`--checkpointing ${SETUP_DEFAULTS.checkpointing}`);
   }
+  assumed.push(...assumedModelDefaults(options));
   return assumed;
 }

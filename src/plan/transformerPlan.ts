@@ -1,10 +1,13 @@
 // The memory plan of a transformer: model states, per-layer activations (Korthikanti et al. 2022), KV cache.
 import { invalidArgument } from "../errors.js";
-import { transformerParameterCount, transformerParameterGroups, visionTokens, type TransformerArchitecture } from "../workload/transformer.js";
+import { visionTokens, type TransformerArchitecture } from "../workload/transformer.js";
 import type { TransformerWorkload } from "../workload/workload.js";
 import { weightBytes } from "./bytesPerParameter.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
+import { adaptedLinears, savesInputOf, type LoraSetup } from "./lora.js";
 import { hostStateTensors, modelStateTensors } from "./modelStates.js";
+import { dequantizationBufferBytes, kvElementBytes } from "./quantization.js";
+import { transformerCounts, transformerStateGroups } from "./transformerGroups.js";
 import { describeSetup, type ResolvedSetup } from "./setup.js";
 
 /** The sizes that fix every activation: tokens, element bytes and the per-rank widths under tensor parallelism. */
@@ -21,6 +24,8 @@ interface Shape {
   heads: number;
   kvHeads: number;
   ffn: number;
+  /** LoRA adapters on a frozen model: a frozen linear layer saves nothing for backward. */
+  lora?: LoraSetup;
 }
 
 /** A per-sample activation tensor and whether tensor parallelism splits it. */
@@ -49,8 +54,10 @@ function layerActivations(shape: Shape, prefix: string, selective: boolean): Act
   const replicated = (name: string, bytes: number) => out.push({ name: `${prefix}.${name}`, bytes, parallel: "replicated" });
   const split = (name: string, bytes: number) => out.push({ name: `${prefix}.${name}`, bytes, parallel: "split" });
 
+  const saves = (projection: Parameters<typeof savesInputOf>[2]) => savesInputOf(arch, shape.lora, projection);
   replicated("norm1.input", e * s * h);
-  replicated("attention.input", e * s * h); // the shared input of the Q, K, V projections
+  // The shared input of the Q, K, V projections, kept only when one of them trains (with adapters: is adapted).
+  if (saves("q") || saves("k") || saves("v")) replicated("attention.input", e * s * h);
   if (arch.qkNorm) {
     // Qwen3/Gemma 3 normalize each head's queries and keys: the norms save their inputs.
     split("attention.query_norm_input", e * s * shape.heads * d);
@@ -68,21 +75,24 @@ function layerActivations(shape: Shape, prefix: string, selective: boolean): Act
       split("attention.dropout_output", e * shape.heads * s * s);
     }
   }
-  split("attention.output", e * s * shape.heads * d); // the output projection's input
+  // The output projection's input; flash attention keeps the same tensor as its output for its own backward.
+  if (saves("o") || shape.attention === "flash") split("attention.output", e * s * shape.heads * d);
   if (arch.sandwichNorms) replicated("norm_post_attention.input", e * s * h); // Gemma 2/3 normalize attention's output too
   if (arch.dropout > 0) replicated("attention.residual_dropout_mask", s * h);
   replicated("norm2.input", e * s * h);
-  replicated("mlp.input", e * s * h);
+  if (saves("gate") || saves("up")) replicated("mlp.input", e * s * h);
   if (arch.ffn === "gated") {
     // down(act(gate(x)) * up(x)): act saves its input, the product both factors, down its input.
     split("mlp.gate", e * s * shape.ffn);
     split("mlp.act_output", e * s * shape.ffn);
     split("mlp.up", e * s * shape.ffn);
-    split("mlp.down_input", e * s * shape.ffn);
+    if (saves("down")) split("mlp.down_input", e * s * shape.ffn);
   } else {
     split("mlp.act_input", e * s * shape.ffn);
-    split("mlp.down_input", e * s * shape.ffn);
+    if (saves("down")) split("mlp.down_input", e * s * shape.ffn);
   }
+  // Each adapter's B saves A's output, r values a token (PEFT's lora_dropout defaults to 0: no dropout copy).
+  if (shape.lora) for (const linear of adaptedLinears(arch, shape.lora)) split(`lora.${linear.name}.a_output`, e * s * shape.lora.rank * linear.copies);
   if (arch.sandwichNorms) replicated("norm_post_mlp.input", e * s * h);
   if (arch.dropout > 0) replicated("mlp.residual_dropout_mask", s * h);
   return out;
@@ -99,7 +109,8 @@ function edgeActivations(shape: Shape, imageSize: number): { before: Activation[
   if (arch.dropout > 0) before.push({ name: "embeddings.dropout_mask", bytes: s * h, parallel: "replicated" });
   if (arch.finalNorm) after.push({ name: "head.norm.input", bytes: e * s * h, parallel: "replicated" });
   // The head's input: for a pooler or classifier a view of the first token, which keeps the whole sequence's storage.
-  if (arch.head !== "none") after.push({ name: "head.input", bytes: e * s * h, parallel: "replicated" });
+  // A frozen LM head (with adapters) keeps none.
+  if (arch.head !== "none" && !(arch.head === "lm" && shape.lora)) after.push({ name: "head.input", bytes: e * s * h, parallel: "replicated" });
   if (arch.head === "lm") {
     // Cross-entropy keeps fp32 logits for every position, vocabulary-parallel under TP.
     after.push({ name: "loss.logits_fp32", bytes: Math.ceil((4 * s * arch.vocabSize) / shape.tp), parallel: "split" });
@@ -158,12 +169,13 @@ function inferenceTensors(shape: Shape, setup: ResolvedSetup, imageSize: number)
   const tensors: PlannedTensor[] = [];
   if (arch.kind === "decoder") {
     const tokens = s + setup.generatedTokens;
+    const kv = kvElementBytes(setup.kvCache, e);
     // A sliding-window layer keeps only its window (Hugging Face's HybridCache for Gemma 2/3).
     const sliding = new Set(arch.slidingWindow?.layers ?? []);
     for (let i = 0; i < arch.layers; i++) {
       const cached = sliding.has(i) ? Math.min(tokens, arch.slidingWindow!.tokens) : tokens;
-      tensors.push(perSample(`layers.${i}.kv_cache.key`, "kvCache", e * cached * shape.kvHeads * d));
-      tensors.push(perSample(`layers.${i}.kv_cache.value`, "kvCache", e * cached * shape.kvHeads * d));
+      tensors.push(perSample(`layers.${i}.kv_cache.key`, "kvCache", kv * cached * shape.kvHeads * d));
+      tensors.push(perSample(`layers.${i}.kv_cache.value`, "kvCache", kv * cached * shape.kvHeads * d));
     }
   }
   const residual = [perSample("workspace.hidden", "workspace", e * s * h), perSample("workspace.norm_output", "workspace", e * s * h)];
@@ -221,19 +233,24 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
     sequenceParallel: setup.sequenceParallel,
     attention: setup.attention,
     ...tensorParallelWidths(workload, setup.tp),
+    ...(setup.lora !== undefined && { lora: setup.lora }),
   };
-  const groups = transformerParameterGroups(arch);
+  const groups = transformerStateGroups(arch, setup);
   const host = hostStateTensors(groups, setup);
   const tensors = [
     ...modelStateTensors(groups, setup),
     ...(setup.mode === "train" ? trainingActivations(shape, setup, imageSize) : inferenceTensors(shape, setup, imageSize)),
   ];
-  const parameterCount = transformerParameterCount(arch);
+  // Quantized weights are dequantized to 16 bits a matrix at a time while their layer runs.
+  const dequantized = setup.weights !== undefined ? dequantizationBufferBytes(arch, setup.weights, setup.mode === "train") : 0;
+  if (dequantized > 0) tensors.push({ name: "dequantize.largest_matrix", category: "workspace", fixedBytes: Math.ceil(dequantized / setup.tp), perSampleBytes: 0 });
+  const { parameterCount, trainableParameterCount } = transformerCounts(arch, setup);
   const filled = arch.vision ? { ...setup, image: imageSize } : { ...setup, seq: s };
   const tokens = arch.vision ? ` (${s} tokens)` : "";
   return {
     description: `${workload.name}: ${parameterCount} parameters; ${describeSetup(filled)}${tokens}`,
     parameterCount,
+    trainableParameterCount,
     tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0),
     ...(host !== undefined && { host }),
   };

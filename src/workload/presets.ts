@@ -15,25 +15,30 @@ import {
   qwen3Architecture,
   vitArchitecture,
 } from "./transformerFamilies.js";
-import type { CnnWorkload, TransformerWorkload } from "./workload.js";
+import { sd21UNet } from "./unet.js";
+import type { CnnNetwork, CnnWorkload, TransformerWorkload, UNetWorkload } from "./workload.js";
 
+type PresetWorkload = TransformerWorkload | CnnWorkload | UNetWorkload;
 
 interface PresetEntry {
   description: string;
   /** Where the architecture comes from. */
   source: string;
-  build: () => TransformerWorkload["architecture"] | CnnWorkload["network"];
+  build: () => DistributiveOmit<PresetWorkload, "name">;
 }
 
-const transformer = (architecture: TransformerArchitecture) => () => architecture;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+const transformer = (architecture: TransformerArchitecture) => () => ({ kind: "transformer" as const, architecture });
+const cnn = (network: () => CnnNetwork) => () => ({ kind: "cnn" as const, network: network() });
 
 const PRESETS: Record<string, PresetEntry> = {
-  resnet18: { description: "ResNet-18 (torchvision)", source: "He et al. 2016, Table 1", build: () => resnet(18) },
-  resnet34: { description: "ResNet-34 (torchvision)", source: "He et al. 2016, Table 1", build: () => resnet(34) },
-  resnet50: { description: "ResNet-50 v1.5 (torchvision)", source: "He et al. 2016, Table 1", build: () => resnet(50) },
-  resnet101: { description: "ResNet-101 v1.5 (torchvision)", source: "He et al. 2016, Table 1", build: () => resnet(101) },
-  resnet152: { description: "ResNet-152 v1.5 (torchvision)", source: "He et al. 2016, Table 1", build: () => resnet(152) },
-  vgg16: { description: "VGG-16, configuration D (torchvision)", source: "Simonyan & Zisserman 2015, Table 1", build: () => vgg16() },
+  resnet18: { description: "ResNet-18 (torchvision)", source: "He et al. 2016, Table 1", build: cnn(() => resnet(18)) },
+  resnet34: { description: "ResNet-34 (torchvision)", source: "He et al. 2016, Table 1", build: cnn(() => resnet(34)) },
+  resnet50: { description: "ResNet-50 v1.5 (torchvision)", source: "He et al. 2016, Table 1", build: cnn(() => resnet(50)) },
+  resnet101: { description: "ResNet-101 v1.5 (torchvision)", source: "He et al. 2016, Table 1", build: cnn(() => resnet(101)) },
+  resnet152: { description: "ResNet-152 v1.5 (torchvision)", source: "He et al. 2016, Table 1", build: cnn(() => resnet(152)) },
+  vgg16: { description: "VGG-16, configuration D (torchvision)", source: "Simonyan & Zisserman 2015, Table 1", build: cnn(() => vgg16()) },
   "vit-b16": {
     description: "ViT-B/16 at 224² (torchvision vit_b_16)",
     source: "Dosovitskiy et al. 2021, Table 1",
@@ -123,6 +128,11 @@ const PRESETS: Record<string, PresetEntry> = {
       mixtralArchitecture({ hiddenSize: 4096, layers: 32, heads: 32, kvHeads: 8, ffnSize: 14336, vocabSize: 32000, maxPositions: 32768, tieEmbeddings: false }, { count: 8, perToken: 2 }),
     ),
   },
+  "sd2.1-unet": {
+    description: "Stable Diffusion 2.1 UNet (768² images: 96² latents; text context 77 × 1024)",
+    source: "HF stabilityai/stable-diffusion-2-1 unet/config.json (diffusers UNet2DConditionModel)",
+    build: () => ({ kind: "unet", network: sd21UNet() }),
+  },
   "gpt3-175b": {
     description: "GPT-3 175B",
     source: "Brown et al. 2020, Table 2.1",
@@ -135,18 +145,15 @@ export function presetNames(): string[] {
 }
 
 /** The preset's workload, or undefined for an unknown name. */
-export function presetWorkload(name: string): TransformerWorkload | CnnWorkload | undefined {
+export function presetWorkload(name: string): PresetWorkload | undefined {
   const entry = Object.hasOwn(PRESETS, name) ? PRESETS[name] : undefined;
   if (!entry) return undefined;
-  const built = entry.build();
-  return "layers" in built && Array.isArray(built.layers)
-    ? { kind: "cnn", name, network: built as CnnWorkload["network"] }
-    : { kind: "transformer", name, architecture: built as TransformerArchitecture };
+  return { ...entry.build(), name } as PresetWorkload;
 }
 
 export interface PresetInfo {
   name: string;
-  kind: "cnn" | "transformer";
+  kind: PresetWorkload["kind"];
   description: string;
   source: string;
   /** Computed from the architecture. */

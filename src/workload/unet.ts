@@ -60,6 +60,19 @@ export interface UNetSaved {
   elements: number;
   kind: UNetSavedKind;
   stage: number;
+  /** The resnet or transformer module that saved it (an index into `modules`); -1 outside them. */
+  module: number;
+  /** Identifies the storage within the trace. */
+  storage: number;
+}
+
+/** A resnet or transformer: what diffusers' gradient checkpointing wraps, one `torch.utils.checkpoint` each. */
+export interface UNetModule {
+  name: string;
+  /** Its input's storage and elements per sample: what checkpointing keeps. */
+  inputStorage: number;
+  inputElements: number;
+  stage: number;
 }
 
 export interface UNetTrace {
@@ -70,6 +83,10 @@ export interface UNetTrace {
   stages: string[];
   /** Storages saved for backward, each once. */
   saved: UNetSaved[];
+  /** The checkpointable modules, in forward order. */
+  modules: UNetModule[];
+  /** Storages every module takes as an input besides its own (the time embedding, the text context): checkpointing keeps them. */
+  sharedInputs: number[];
   /** Largest per-sample elements alive at once in a forward pass without autograd (inference). */
   inferencePeakElements: number;
 }
@@ -94,12 +111,14 @@ export function traceUNet(config: UNetConfig, latent: number, attention: "eager"
   const parameterGroups: UNetTrace["parameterGroups"] = [];
   const stages: string[] = [];
   let stage = -1;
+  let module = -1;
+  const modules: UNetModule[] = [];
   let parameters = 0;
   let inferencePeak = 0;
   const held: Storage[] = []; // skip connections waiting for their up block
   const fresh = (elements: number): Storage => ({ id: nextId++, elements });
   const save = (storage: Storage, name: string, kind: UNetSavedKind = "activation"): void => {
-    if (!saved.has(storage.id)) saved.set(storage.id, { name, elements: storage.elements, kind, stage });
+    if (!saved.has(storage.id)) saved.set(storage.id, { name, elements: storage.elements, kind, stage, module, storage: storage.id });
   };
   const saveNew = (name: string, elements: number, kind: UNetSavedKind = "activation"): void => save(fresh(elements), name, kind);
   /** Inference: what an op needs alive besides the held skips. */
@@ -115,6 +134,14 @@ export function traceUNet(config: UNetConfig, latent: number, attention: "eager"
   const addParameters = (count: number): void => {
     parameters += count;
     parameterGroups[parameterGroups.length - 1]!.count += count;
+  };
+  /** Runs `body` as one checkpointable module whose input is `x`. */
+  const inModule = (name: string, x: Storage, body: () => Storage): Storage => {
+    modules.push({ name, inputStorage: x.id, inputElements: x.elements, stage });
+    module = modules.length - 1;
+    const out = body();
+    module = -1;
+    return out;
   };
   const groups = config.normGroups;
   const temb = 4 * config.blockOutChannels[0]!;
@@ -149,7 +176,7 @@ export function traceUNet(config: UNetConfig, latent: number, attention: "eager"
   };
 
   /** ResnetBlock2D: norm1, SiLU, conv1, + time embedding, norm2, SiLU, conv2, + (shortcut) input. */
-  const resnet = (x: Storage, emb: Storage, inC: number, outC: number, n: number, name: string): Storage => {
+  const resnet = (x: Storage, emb: Storage, inC: number, outC: number, n: number, name: string): Storage => inModule(name, x, () => {
     let h = groupNorm(x, inC, n, `${name}.norm1`);
     h = silu(h, `${name}.nonlinearity1`);
     h = conv(h, inC, outC, 3, n, `${name}.conv1`);
@@ -163,7 +190,7 @@ export function traceUNet(config: UNetConfig, latent: number, attention: "eager"
     const out = fresh(outC * n);
     observe(x.elements, h.elements, out.elements);
     return out;
-  };
+  });
 
   /** diffusers' Attention: Q from x, K and V from the context (itself for self-attention). */
   const attentionBlock = (x: Storage, context: Storage, c: number, contextWidth: number, n: number, m: number, heads: number, name: string): Storage => {
@@ -198,7 +225,7 @@ export function traceUNet(config: UNetConfig, latent: number, attention: "eager"
   };
 
   /** Transformer2DModel (use_linear_projection): GroupNorm, proj_in, one BasicTransformerBlock, proj_out, + input. */
-  const transformer = (x: Storage, context: Storage, c: number, n: number, heads: number, name: string): Storage => {
+  const transformer = (x: Storage, context: Storage, c: number, n: number, heads: number, name: string): Storage => inModule(name, x, () => {
     const normed = groupNorm(x, c, n, `${name}.norm`);
     const tokens = fresh(c * n); // permute + reshape: a copy
     observe(normed.elements, tokens.elements);
@@ -227,7 +254,7 @@ export function traceUNet(config: UNetConfig, latent: number, attention: "eager"
     h = fresh(c * n);
     linear(h, c, c, n, true, `${name}.proj_out`);
     return fresh(c * n); // back to channels-first (a copy) + residual
-  };
+  });
 
   const channels = config.blockOutChannels;
   const sides = channels.map((_, i) => Math.max(1, Math.ceil(latent / 2 ** i)));
@@ -303,7 +330,7 @@ export function traceUNet(config: UNetConfig, latent: number, attention: "eager"
   save(prediction, "loss.prediction");
   saveNew("loss.target", config.outChannels * latent * latent);
 
-  return { parameterCount: parameters, parameterGroups, stages, saved: [...saved.values()], inferencePeakElements: inferencePeak };
+  return { parameterCount: parameters, parameterGroups, stages, saved: [...saved.values()], modules, sharedInputs: [emb.id, contextStorage.id], inferencePeakElements: inferencePeak };
 }
 
 /** The UNet's parameters (its trace at the trained latent size). */

@@ -1,9 +1,11 @@
 // The workload kinds a MemoryPlan can be built from.
 import type { TransformerArchitecture } from "./transformer.js";
 import type { CnnNetwork } from "./cnn.js";
+import type { UNetConfig } from "./unet.js";
 
 export type { TransformerArchitecture } from "./transformer.js";
 export type { CnnLayer, CnnNetwork } from "./cnn.js";
+export type { UNetConfig } from "./unet.js";
 
 /**
  * A raw affine workload: a model of `parameterCount` parameters (weights, gradients and optimizer
@@ -32,4 +34,16 @@ export interface CnnWorkload {
   network: CnnNetwork;
 }
 
-export type Workload = AffineWorkload | TransformerWorkload | CnnWorkload;
+/** A diffusion UNet (diffusers' UNet2DConditionModel: Stable Diffusion) described by its configuration. */
+export interface UNetWorkload {
+  kind: "unet";
+  name: string;
+  network: UNetConfig;
+}
+
+export type Workload = AffineWorkload | TransformerWorkload | CnnWorkload | UNetWorkload;
+
+/** Whether the workload has attention layers (`--attention` applies). */
+export function hasAttention(workload: Workload): boolean {
+  return workload.kind === "transformer" || workload.kind === "unet";
+}

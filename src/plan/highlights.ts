@@ -1,0 +1,54 @@
+// The parts of a plan worth naming beside its categories: frozen weights, adapters, dequantization, experts, communication.
+import { isLive, peakPhase, tensorBytes, type MemoryPlan, type PlannedTensor } from "./memoryPlan.js";
+
+/** One named part of a plan and its bytes at the peak phase for a batch size. */
+export interface PlanHighlight {
+  /** `frozen weights`, `adapters`, `dequantization buffer`, … */
+  part: string;
+  bytes: number;
+  /** What it holds, for people. */
+  detail: string;
+}
+
+const PARTS: { part: string; detail: string; applies: (plan: MemoryPlan) => boolean; matches: (t: PlannedTensor) => boolean }[] = [
+  {
+    part: "frozen weights",
+    detail: "the base model's weights: no gradients, no optimizer states",
+    applies: (plan) => plan.trainableParameterCount !== undefined && plan.trainableParameterCount < plan.parameterCount,
+    matches: (t) => t.category === "parameters" && !t.name.includes(".lora."),
+  },
+  {
+    part: "adapters",
+    detail: "LoRA weights, gradients and optimizer states",
+    applies: () => true,
+    matches: (t) => t.category !== "activations" && t.name.includes(".lora."),
+  },
+  {
+    part: "adapter activations",
+    detail: "each adapter's r-wide intermediate, kept for backward",
+    applies: () => true,
+    matches: (t) => t.category === "activations" && t.name.includes(".lora."),
+  },
+  {
+    part: "dequantization buffer",
+    detail: "the largest quantized matrix in 16 bits while its layer runs",
+    applies: () => true,
+    matches: (t) => t.name.startsWith("dequantize."),
+  },
+];
+
+/** The highlights that apply to a plan, with their bytes live at the peak phase for `batch` (empty parts left out). */
+export function planHighlights(plan: MemoryPlan, batch: number, allocate: (bytes: number) => number = (bytes) => bytes): PlanHighlight[] {
+  const peak = peakPhase(plan, batch, allocate);
+  const out: PlanHighlight[] = [];
+  for (const { part, detail, applies, matches } of PARTS) {
+    if (!applies(plan)) continue;
+    let bytes = 0;
+    for (const t of plan.tensors) {
+      const b = tensorBytes(t, batch);
+      if (b > 0 && matches(t) && isLive(plan, t, peak)) bytes += allocate(b);
+    }
+    if (bytes > 0) out.push({ part, bytes, detail });
+  }
+  return out;
+}
