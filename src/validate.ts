@@ -6,12 +6,15 @@ import { invalidArgument } from "./errors.js";
 import { checkSetupApplies } from "./plan/applicability.js";
 import { OPTIMIZERS, PRECISIONS, ZERO_STAGES } from "./plan/bytesPerParameter.js";
 import { CATEGORIES, type MemoryPlan } from "./plan/memoryPlan.js";
+import { MODEL_SETUP_FIELDS, MODEL_SETUP_OPTION_FIELDS } from "./plan/modelSetup.js";
 import { OFFLOAD_KINDS } from "./plan/offload.js";
+import { KV_CACHE_FORMATS, WEIGHT_FORMATS } from "./plan/quantization.js";
 import { checkBatchBytes, checkPlanBytes } from "./plan/planLimits.js";
 import { ATTENTION_KINDS, CHECKPOINTING, MODES, checkSetupRules, type RunSetup, type SetupOptions } from "./plan/setup.js";
 import { CNN_LAYER_TYPES } from "./workload/cnn.js";
 import { FieldReader } from "./workload/fields.js";
 import { LIMITS, checkTransformerLimits, jsonValueDepth } from "./workload/limits.js";
+import { PROJECTIONS } from "./workload/transformer.js";
 import type { Workload } from "./workload/workload.js";
 
 type Fields = Record<string, unknown>;
@@ -192,7 +195,7 @@ function validateNetwork(label: string, value: unknown): void {
  */
 export function validateWorkload(value: unknown, label = "workload"): asserts value is Workload {
   const workload = object(label, value);
-  oneOf(`${label}.kind`, workload.kind, ["affine", "transformer", "cnn"]);
+  oneOf(`${label}.kind`, workload.kind, ["affine", "transformer", "cnn", "unet"]);
   if (jsonValueDepth(workload) > LIMITS.jsonDepth) throw invalidArgument(label, `nested more than ${LIMITS.jsonDepth} levels deep`, `at most ${LIMITS.jsonDepth} levels of nested arrays and objects (vramfit's input limit)`);
   switch (workload.kind) {
     case "affine":
@@ -210,14 +213,48 @@ export function validateWorkload(value: unknown, label = "workload"): asserts va
       rejectUnknown(label, workload, ["kind", "name", "network"]);
       string(`${label}.name`, workload.name);
       validateNetwork(`${label}.network`, workload.network);
+      return;
+    case "unet":
+      rejectUnknown(label, workload, ["kind", "name", "network"]);
+      string(`${label}.name`, workload.name);
+      validateUNet(`${label}.network`, workload.network);
   }
+}
+
+/** A diffusion UNet's configuration (UNetConfig): its counts, and one entry per block in each list. */
+function validateUNet(label: string, value: unknown): void {
+  const unet = FieldReader.root(label, object(label, value));
+  const fields = ["inChannels", "outChannels", "blockOutChannels", "layersPerBlock", "crossAttentionDim", "contextTokens", "heads", "downAttention", "upAttention", "normGroups", "upcastAttention", "sampleSize", "vaeScale"];
+  unet.rejectUnknown(fields);
+  for (const key of fields) if (!unet.has(key)) throw unet.fail(key, "a value (every field of UNetConfig)", undefined);
+  const dimension = { max: LIMITS.dimension, what: "a dimension" };
+  for (const key of ["inChannels", "outChannels", "crossAttentionDim", "contextTokens", "normGroups", "sampleSize", "vaeScale"]) unet.count(key, dimension);
+  unet.count("layersPerBlock", { max: LIMITS.transformerLayers, what: "a UNet block's layers" });
+  unet.boolean("upcastAttention", false);
+  const blocks = unet.object.blockOutChannels;
+  if (!Array.isArray(blocks) || blocks.length === 0 || blocks.length > 16) throw unet.fail("blockOutChannels", "an array of 1 to 16 channel counts");
+  const groups = unet.object.normGroups as number;
+  for (const [key, check] of [
+    ["blockOutChannels", (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= LIMITS.dimension && (v as number) % groups === 0],
+    ["heads", (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 1],
+    ["downAttention", (v: unknown) => typeof v === "boolean"],
+    ["upAttention", (v: unknown) => typeof v === "boolean"],
+  ] as const) {
+    const list = unet.object[key];
+    if (!Array.isArray(list) || list.length !== blocks.length || !list.every(check)) {
+      throw unet.fail(key, `an array of ${blocks.length} entries (one per block)${key === "blockOutChannels" ? `, each a multiple of normGroups (${groups})` : ""}`);
+    }
+  }
+  (unet.object.blockOutChannels as number[]).forEach((c, i) => {
+    if (c % (unet.object.heads as number[])[i]! !== 0) throw unet.fail("heads", `a divisor of each block's channels (${c})`);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Run setups
 
 /** Every field of RunSetup; the type below fails to compile when one is added and not listed here. */
-const RUN_SETUP_FIELDS = ["mode", "precision", "optimizer", "seq", "image", "checkpointing", "attention", "zeroStage", "gpus", "tp", "sequenceParallel", "generatedTokens", "offload", "gpusPerNode"] as const;
+const RUN_SETUP_FIELDS = ["mode", "precision", "optimizer", "seq", "image", "checkpointing", "attention", "zeroStage", "gpus", "tp", "sequenceParallel", "generatedTokens", "offload", "gpusPerNode", ...MODEL_SETUP_FIELDS] as const;
 type Unlisted = Exclude<keyof RunSetup, (typeof RUN_SETUP_FIELDS)[number]>;
 const everyFieldListed: [Unlisted] extends [never] ? true : Unlisted = true;
 void everyFieldListed;
@@ -247,6 +284,18 @@ export function validateSetup(value: unknown, label = "setup"): asserts value is
     generatedTokens: (l, v) => void integer(l, v, 0, LIMITS.dimension, "a dimension"),
     offload: (l, v) => oneOf(l, v, OFFLOAD_KINDS),
     gpusPerNode: gpus,
+    lora: (l, v) => {
+      const lora = object(l, v);
+      rejectUnknown(l, lora, ["rank", "targets"]);
+      dimension(`${l}.rank`, lora.rank);
+      const targets = lora.targets;
+      if (!Array.isArray(targets) || targets.length === 0 || targets.some((t) => !(PROJECTIONS as readonly unknown[]).includes(t)) || new Set(targets).size !== targets.length) {
+        throw invalidArgument(`${l}.targets`, shown(targets), `a non-empty array of distinct projections: ${PROJECTIONS.join(", ")}`);
+      }
+    },
+    weights: (l, v) => oneOf(l, v, WEIGHT_FORMATS),
+    kvCache: (l, v) => oneOf(l, v, KV_CACHE_FORMATS),
+    residentEncoders: boolean,
   });
   checkSetupRules(setup as unknown as RunSetup);
 }
@@ -417,7 +466,7 @@ export function validateWorkloadInput(value: unknown): void {
 }
 
 /** Every field of SetupOptions; the type below fails to compile when one is added and not listed here. */
-const SETUP_OPTION_FIELDS = ["mode", "precision", "optimizer", "seq", "image", "checkpointing", "attention", "zero", "gpus", "tp", "sequenceParallel", "generate", "offload", "gpusPerNode"] as const;
+const SETUP_OPTION_FIELDS = ["mode", "precision", "optimizer", "seq", "image", "checkpointing", "attention", "zero", "gpus", "tp", "sequenceParallel", "generate", "offload", "gpusPerNode", ...MODEL_SETUP_OPTION_FIELDS] as const;
 type UnlistedOption = Exclude<keyof SetupOptions, (typeof SETUP_OPTION_FIELDS)[number]>;
 const everyOptionListed: [UnlistedOption] extends [never] ? true : UnlistedOption = true;
 void everyOptionListed;
@@ -426,8 +475,8 @@ void everyOptionListed;
 export function validateSetupOptions(value: unknown): void {
   const options = object("options", value);
   rejectUnknown("options", options, SETUP_OPTION_FIELDS);
-  for (const key of ["mode", "precision", "optimizer", "attention", "offload"]) if (options[key] !== undefined) string(`options.${key}`, options[key]);
-  for (const key of ["seq", "image", "zero", "gpus", "tp", "generate", "gpusPerNode"]) {
+  for (const key of ["mode", "precision", "optimizer", "attention", "offload", "loraTargets", "weights", "kvCache"]) if (options[key] !== undefined) string(`options.${key}`, options[key]);
+  for (const key of ["seq", "image", "zero", "gpus", "tp", "generate", "gpusPerNode", "loraRank"]) {
     const v = options[key];
     if (v !== undefined && typeof v !== "string" && typeof v !== "number") throw invalidArgument(`options.${key}`, shown(v), "a string or a number");
   }
@@ -435,6 +484,7 @@ export function validateSetupOptions(value: unknown): void {
     throw invalidArgument("options.checkpointing", shown(options.checkpointing), "a string or a boolean");
   }
   if (options.sequenceParallel !== undefined) boolean("options.sequenceParallel", options.sequenceParallel);
+  if (options.residentEncoders !== undefined) boolean("options.residentEncoders", options.residentEncoders);
 }
 
 /** `advise(request)`. */

@@ -19,6 +19,10 @@ export interface ModelSetup {
   residentEncoders?: boolean;
 }
 
+/** Every field of ModelSetup and ModelSetupOptions (src/validate.ts checks the lists are complete). */
+export const MODEL_SETUP_FIELDS = ["lora", "weights", "kvCache", "residentEncoders"] as const;
+export const MODEL_SETUP_OPTION_FIELDS = ["loraRank", "loraTargets", "weights", "kvCache", "residentEncoders"] as const;
+
 /** The model options as commander hands them over. */
 export interface ModelSetupOptions {
   /** `--lora-rank R`. */
@@ -33,10 +37,7 @@ export interface ModelSetupOptions {
   residentEncoders?: boolean;
 }
 
-/**
- * Validates the model options into `setup`: quantized weights (8 bits or fewer) cannot be trained,
- * only adapted (QLoRA: `--weights nf4 --lora-rank R`) or served; a KV cache format applies to inference.
- */
+/** Validates the model options into `setup` (checkModelSetupRules checks them against the rest of the run). */
 export function parseModelSetup(options: ModelSetupOptions, setup: RunSetup): void {
   if (options.loraRank !== undefined) {
     const rank = parseCount("--lora-rank", options.loraRank, 1, { max: LIMITS.dimension, what: "a dimension" });
@@ -47,6 +48,14 @@ export function parseModelSetup(options: ModelSetupOptions, setup: RunSetup): vo
   if (options.weights !== undefined) setup.weights = parseWeightFormat(options.weights);
   if (options.kvCache !== undefined) setup.kvCache = parseKvCacheFormat(options.kvCache);
   if (options.residentEncoders) setup.residentEncoders = true;
+}
+
+/**
+ * The rules between the model options and the run, for parseSetup and for a RunSetup a library
+ * caller built: quantized weights (8 bits or fewer) cannot be trained, only adapted (QLoRA:
+ * `--weights nf4 --lora-rank R`) or served; a KV cache format applies to inference.
+ */
+export function checkModelSetupRules(setup: RunSetup): void {
   if (setup.mode === "train" && isQuantized(setup.weights) && setup.lora === undefined) {
     throw invalidArgument("--weights", setup.weights, `--lora-rank R with it, or --mode infer (${setup.weights} weights are frozen: training adapts them, QLoRA-style)`);
   }

@@ -61,8 +61,8 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup): P
     const n = parametersPerRank(group, setup.tp);
     largestGroup = Math.max(largestGroup, n);
     if (!offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(weightBytesPerRank(group, n, weight), shards.parameters)));
+    if (!group.frozen) largestTrainable = Math.max(largestTrainable, n);
     if (!training || offload.optimizer || group.frozen) continue;
-    largestTrainable = Math.max(largestTrainable, n);
     tensors.push(fixed(`${group.name}.grads`, "gradients", shardBytes(n * weight, shards.gradients)));
     for (const state of states) {
       tensors.push(fixed(`${group.name}.optimizer.${state.name}`, "optimizerStates", shardBytes(n * state.bytesPerParameter, shards.optimizerStates)));

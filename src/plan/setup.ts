@@ -4,7 +4,7 @@ import { LIMITS } from "../workload/limits.js";
 import { invalidArgument } from "../errors.js";
 import type { Workload } from "../workload/workload.js";
 import { OPTIMIZERS, PRECISIONS, ZERO_STAGES, type Optimizer, type Precision, type ZeroStage } from "./bytesPerParameter.js";
-import { assumedModelDefaults, describeModelSetup, parseModelSetup, type ModelSetup, type ModelSetupOptions } from "./modelSetup.js";
+import { assumedModelDefaults, checkModelSetupRules, describeModelSetup, parseModelSetup, type ModelSetup, type ModelSetupOptions } from "./modelSetup.js";
 import { OFFLOAD_KINDS, offloads, type Offload } from "./offload.js";
 
 export const MODES = ["train", "infer"] as const;
@@ -169,6 +169,7 @@ export function checkSetupRules(setup: RunSetup, given: { zero?: unknown; genera
     throw invalidArgument("--sequence-parallel", true, "--tp N with N > 1 (sequence parallelism splits along the tensor-parallel group)");
   }
   checkOffload(setup);
+  checkModelSetupRules(setup);
 }
 
 /**

@@ -89,7 +89,7 @@ describe("every argument, named", () => {
   });
 
   it("workloads: kinds, fields and limits", async () => {
-    expect(await invalid(() => planMemory({ kind: "mlp" } as never, SETUP))).toBe('workload.kind: expected one of affine, transformer, cnn, got "mlp"');
+    expect(await invalid(() => planMemory({ kind: "mlp" } as never, SETUP))).toBe('workload.kind: expected one of affine, transformer, cnn, unet, got "mlp"');
     expect(await invalid(() => planMemory({ ...AFFINE, perSampleBytes: -1 }, SETUP))).toBe("workload.perSampleBytes: expected a whole number of bytes ≥ 0, at most 2^53, got -1");
     const gpt2 = resolveWorkload({ model: "gpt2" });
     if (gpt2.kind !== "transformer") throw new Error("gpt2 is a transformer");
