@@ -63,7 +63,7 @@ describe("vramfit plan and models for today's presets and configs", () => {
     const base = await runJson<PlanJson>(["plan", "--model", "sd2.1-unet", "--image", "512", "--precision", "fp16", "--json"]);
     const resident = await runJson<PlanJson>(["plan", "--model", "sd2.1-unet", "--image", "512", "--precision", "fp16", "--resident-encoders", "--json"]);
     expect(base.json.parameterCount).toBe(865_910_724);
-    expect(resident.json.breakdown.parameters - base.json.breakdown.parameters).toBeGreaterThanOrEqual(2 * (340_387_840 + 83_653_863));
+    expect(resident.json.breakdown.parameters! - base.json.breakdown.parameters!).toBeGreaterThanOrEqual(2 * (340_387_840 + 83_653_863));
     expect(resident.json.description).toMatch(/text encoder and VAE resident/);
   });
 
