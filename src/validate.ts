@@ -6,7 +6,7 @@ import { invalidArgument } from "./errors.js";
 import { checkSetupApplies } from "./plan/applicability.js";
 import { OPTIMIZERS, PRECISIONS, ZERO_STAGES } from "./plan/bytesPerParameter.js";
 import { CATEGORIES, type MemoryPlan } from "./plan/memoryPlan.js";
-import { MODEL_SETUP_FIELDS, MODEL_SETUP_OPTION_FIELDS } from "./plan/modelSetup.js";
+import { MAX_CAPACITY_FACTOR, MODEL_SETUP_FIELDS, MODEL_SETUP_OPTION_FIELDS } from "./plan/modelSetup.js";
 import { OFFLOAD_KINDS } from "./plan/offload.js";
 import { KV_CACHE_FORMATS, WEIGHT_FORMATS } from "./plan/quantization.js";
 import { checkBatchBytes, checkPlanBytes } from "./plan/planLimits.js";
@@ -296,6 +296,10 @@ export function validateSetup(value: unknown, label = "setup"): asserts value is
     weights: (l, v) => oneOf(l, v, WEIGHT_FORMATS),
     kvCache: (l, v) => oneOf(l, v, KV_CACHE_FORMATS),
     residentEncoders: boolean,
+    ep: gpus,
+    capacityFactor: (l, v) => {
+      if (typeof v !== "number" || !(v >= 1 && v <= MAX_CAPACITY_FACTOR)) throw invalidArgument(l, shown(v), `a number from 1 to ${MAX_CAPACITY_FACTOR}`);
+    },
   });
   checkSetupRules(setup as unknown as RunSetup);
 }
@@ -476,7 +480,7 @@ export function validateSetupOptions(value: unknown): void {
   const options = object("options", value);
   rejectUnknown("options", options, SETUP_OPTION_FIELDS);
   for (const key of ["mode", "precision", "optimizer", "attention", "offload", "loraTargets", "weights", "kvCache"]) if (options[key] !== undefined) string(`options.${key}`, options[key]);
-  for (const key of ["seq", "image", "zero", "gpus", "tp", "generate", "gpusPerNode", "loraRank"]) {
+  for (const key of ["seq", "image", "zero", "gpus", "tp", "generate", "gpusPerNode", "loraRank", "ep", "capacityFactor"]) {
     const v = options[key];
     if (v !== undefined && typeof v !== "string" && typeof v !== "number") throw invalidArgument(`options.${key}`, shown(v), "a string or a number");
   }

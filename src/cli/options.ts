@@ -55,6 +55,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--lora-targets <list>", description: "projections to adapt: q,k,v,o,gate,up,down or all-linear", commands: WORKLOAD, defaultText: "q,v (PEFT's default)" },
   { flags: "--weights <format>", description: `linear weights stored as ${WEIGHT_FORMATS.join("|")} (constants included; nf4/int4/int8/fp8 are frozen)`, commands: WORKLOAD, defaultText: "from --precision" },
   { flags: "--kv-cache <format>", description: `inference: KV cache stored as ${KV_CACHE_FORMATS.join("|")}`, commands: WORKLOAD, defaultText: "the activations' dtype" },
+  { flags: "--ep <n>", description: "expert parallelism: a mixture of experts' experts sharded over n of the --gpus", commands: WORKLOAD, defaultText: "1" },
+  { flags: "--capacity-factor <c>", description: "MoE: token slots per expert over its even share (padded buffers)", commands: WORKLOAD, defaultText: "1 (dropless)" },
   { flags: "--resident-encoders", description: "diffusion UNet (sd2.1-unet): its frozen text encoder and VAE also on the GPU", commands: WORKLOAD },
   { flags: "--gpus-per-node <n>", description: "GPUs sharing one host's memory (for --offload)", commands: WORKLOAD, defaultText: "all of --gpus × --tp" },
   // check and plan

@@ -17,11 +17,18 @@ export interface ModelSetup {
   kvCache?: KvCacheFormat;
   /** A diffusion UNet's frozen text encoder and VAE also on the GPU (src/plan/unetEncoders.ts). */
   residentEncoders?: boolean;
+  /** Expert-parallel degree: ranks a mixture of experts' experts are sharded over (src/plan/moe.ts); unset: 1. */
+  ep?: number;
+  /** Expert capacity factor: token slots per expert × E / (k × tokens); unset: 1 (dropless, no padding). */
+  capacityFactor?: number;
 }
 
 /** Every field of ModelSetup and ModelSetupOptions (src/validate.ts checks the lists are complete). */
-export const MODEL_SETUP_FIELDS = ["lora", "weights", "kvCache", "residentEncoders"] as const;
-export const MODEL_SETUP_OPTION_FIELDS = ["loraRank", "loraTargets", "weights", "kvCache", "residentEncoders"] as const;
+export const MODEL_SETUP_FIELDS = ["lora", "weights", "kvCache", "residentEncoders", "ep", "capacityFactor"] as const;
+export const MODEL_SETUP_OPTION_FIELDS = ["loraRank", "loraTargets", "weights", "kvCache", "residentEncoders", "ep", "capacityFactor"] as const;
+
+/** The largest capacity factor accepted (implementations use 1–2; 64 is far beyond any). */
+export const MAX_CAPACITY_FACTOR = 64;
 
 /** The model options as commander hands them over. */
 export interface ModelSetupOptions {
@@ -35,6 +42,20 @@ export interface ModelSetupOptions {
   kvCache?: string;
   /** `--resident-encoders`. */
   residentEncoders?: boolean;
+  /** `--ep N`. */
+  ep?: string | number;
+  /** `--capacity-factor C`. */
+  capacityFactor?: string | number;
+}
+
+/** A capacity factor: a decimal from 1 to MAX_CAPACITY_FACTOR (`1.25`). */
+export function parseCapacityFactor(option: string, value: string | number): number {
+  const text = String(value).trim();
+  const n = Number(text);
+  if ((typeof value !== "string" && typeof value !== "number") || !/^[0-9]+(\.[0-9]+)?$/.test(text) || !(n >= 1 && n <= MAX_CAPACITY_FACTOR)) {
+    throw invalidArgument(option, value, `a number from 1 to ${MAX_CAPACITY_FACTOR} (token slots per expert over its even share; 1: dropless)`);
+  }
+  return n;
 }
 
 /** Validates the model options into `setup` (checkModelSetupRules checks them against the rest of the run). */
@@ -48,6 +69,8 @@ export function parseModelSetup(options: ModelSetupOptions, setup: RunSetup): vo
   if (options.weights !== undefined) setup.weights = parseWeightFormat(options.weights);
   if (options.kvCache !== undefined) setup.kvCache = parseKvCacheFormat(options.kvCache);
   if (options.residentEncoders) setup.residentEncoders = true;
+  if (options.ep !== undefined) setup.ep = parseCount("--ep", options.ep, 1, { max: LIMITS.gpus, what: "GPUs" });
+  if (options.capacityFactor !== undefined) setup.capacityFactor = parseCapacityFactor("--capacity-factor", options.capacityFactor);
 }
 
 /**
@@ -65,11 +88,13 @@ export function checkModelSetupRules(setup: RunSetup): void {
 }
 
 /** The model options of a setup as `describeSetup` prints them. */
-export function describeModelSetup(setup: ModelSetup): string[] {
+export function describeModelSetup(setup: ModelSetup & { gpus?: number }): string[] {
   const parts: string[] = [];
   if (setup.lora !== undefined) parts.push(`LoRA r=${setup.lora.rank} on ${setup.lora.targets.join(",")}`);
   if (setup.weights !== undefined) parts.push(`weights ${setup.weights}`);
   if (setup.kvCache !== undefined) parts.push(`kv-cache ${setup.kvCache}`);
+  if (setup.ep !== undefined && setup.ep > 1) parts.push(`experts over ${setup.ep} of ${setup.gpus ?? 1} GPUs`);
+  if (setup.capacityFactor !== undefined) parts.push(`capacity factor ${setup.capacityFactor}`);
   return parts;
 }
 
@@ -81,6 +106,9 @@ export function assumedModelDefaults(options: ModelSetupOptions): string[] {
 /** Refuses model options the workload has nothing for (`refuse` throws the one-line error naming the option). */
 export function checkModelSetupApplies(workload: Workload, setup: RunSetup, refuse: (option: string, value: unknown, why: string) => never): void {
   if (setup.residentEncoders === true && workload.kind !== "unet") refuse("--resident-encoders", true, "only a diffusion UNet trains beside a frozen text encoder and VAE");
+  const experts = workload.kind === "transformer" && workload.architecture.experts !== undefined;
+  if ((setup.ep ?? 1) !== 1 && !experts) refuse("--ep", setup.ep, "expert parallelism shards a mixture of experts");
+  if (setup.capacityFactor !== undefined && !experts) refuse("--capacity-factor", setup.capacityFactor, "it has no experts to route tokens to");
   if (workload.kind !== "transformer") {
     if (setup.lora !== undefined) refuse("--lora-rank", setup.lora.rank, "adapters go on a transformer's projections");
     if (setup.weights !== undefined) refuse("--weights", setup.weights, "weight formats apply to a transformer's linear layers");

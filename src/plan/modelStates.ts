@@ -12,6 +12,10 @@ export interface StateGroup {
   tensorParallelCount: number;
   /** The stage of the step that runs it, when not `name` itself (`layers.3.lora` runs in `layers.3`). */
   stage?: string;
+  /** A mixture of experts' FFNs (what expert parallelism shards). */
+  experts?: boolean;
+  /** Data-parallel ranks ZeRO partitions this group over, when not `--gpus` (experts under `--ep`: gpus / ep). */
+  dataParallelRanks?: number;
   /** Frozen (a LoRA base model): weights only, no gradients or optimizer states. */
   frozen?: boolean;
   /** The whole group's weight bytes when not `count` × the precision's (quantized weights, src/plan/quantization.ts). */
@@ -33,8 +37,8 @@ function fixed(name: string, category: PlannedTensor["category"], bytes: number)
   return { name, category, fixedBytes: bytes, perSampleBytes: 0 };
 }
 
-function shardsOf(setup: ResolvedSetup): ReturnType<typeof zeroShards> {
-  return setup.mode === "train" ? zeroShards(setup.zeroStage, setup.gpus) : { parameters: 1, gradients: 1, optimizerStates: 1 };
+function shardsOf(setup: ResolvedSetup, group?: StateGroup): ReturnType<typeof zeroShards> {
+  return setup.mode === "train" ? zeroShards(setup.zeroStage, group?.dataParallelRanks ?? setup.gpus) : { parameters: 1, gradients: 1, optimizerStates: 1 };
 }
 
 /**
@@ -60,12 +64,13 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup): P
   for (const group of groups) {
     const n = parametersPerRank(group, setup.tp);
     largestGroup = Math.max(largestGroup, n);
-    if (!offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(weightBytesPerRank(group, n, weight), shards.parameters)));
+    const groupShards = shardsOf(setup, group);
+    if (!offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(weightBytesPerRank(group, n, weight), groupShards.parameters)));
     if (!group.frozen) largestTrainable = Math.max(largestTrainable, n);
     if (!training || offload.optimizer || group.frozen) continue;
-    tensors.push(fixed(`${group.name}.grads`, "gradients", shardBytes(n * weight, shards.gradients)));
+    tensors.push(fixed(`${group.name}.grads`, "gradients", shardBytes(n * weight, groupShards.gradients)));
     for (const state of states) {
-      tensors.push(fixed(`${group.name}.optimizer.${state.name}`, "optimizerStates", shardBytes(n * state.bytesPerParameter, shards.optimizerStates)));
+      tensors.push(fixed(`${group.name}.optimizer.${state.name}`, "optimizerStates", shardBytes(n * state.bytesPerParameter, groupShards.optimizerStates)));
     }
   }
   if (groups.length > 1) {
@@ -89,16 +94,16 @@ export function hostStateTensors(groups: StateGroup[], setup: ResolvedSetup): Ho
   const offload = offloads(setup.offload);
   const training = setup.mode === "train";
   if (!offload.params && !(offload.optimizer && training)) return undefined;
-  const shards = shardsOf(setup);
   const weight = weightBytes(setup.precision);
   const states = offload.optimizer && training ? hostOptimizerStates(setup.precision, setup.optimizer) : [];
   const tensors: PlannedTensor[] = [];
   for (const group of groups) {
     const n = parametersPerRank(group, setup.tp);
-    if (offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(weightBytesPerRank(group, n, weight), shards.parameters)));
+    const groupShards = shardsOf(setup, group);
+    if (offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(weightBytesPerRank(group, n, weight), groupShards.parameters)));
     if (group.frozen) continue;
     for (const state of states) {
-      tensors.push(fixed(`${group.name}.${state.category === "gradients" ? "" : "optimizer."}${state.name}`, state.category, shardBytes(n * state.bytesPerParameter, shards.optimizerStates)));
+      tensors.push(fixed(`${group.name}.${state.category === "gradients" ? "" : "optimizer."}${state.name}`, state.category, shardBytes(n * state.bytesPerParameter, groupShards.optimizerStates)));
     }
   }
   return { tensors: tensors.filter((t) => t.fixedBytes > 0), ranks: ranksPerHost(setup) };

@@ -5,6 +5,7 @@ import type { TransformerWorkload } from "../workload/workload.js";
 import { weightBytes } from "./bytesPerParameter.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
 import { adaptedLinears, savesInputOf, type LoraSetup } from "./lora.js";
+import { moeInferenceWorkspace, moeLayerActivations, routedTokens } from "./moe.js";
 import { hostStateTensors, modelStateTensors } from "./modelStates.js";
 import { dequantizationBufferBytes, kvElementBytes } from "./quantization.js";
 import { transformerCounts, transformerStateGroups } from "./transformerGroups.js";
@@ -26,6 +27,8 @@ interface Shape {
   ffn: number;
   /** LoRA adapters on a frozen model: a frozen linear layer saves nothing for backward. */
   lora?: LoraSetup;
+  /** A mixture of experts' capacity factor (src/plan/moe.ts). */
+  capacityFactor: number;
 }
 
 /** A per-sample activation tensor and whether tensor parallelism splits it. */
@@ -80,20 +83,28 @@ function layerActivations(shape: Shape, prefix: string, selective: boolean): Act
   if (arch.sandwichNorms) replicated("norm_post_attention.input", e * s * h); // Gemma 2/3 normalize attention's output too
   if (arch.dropout > 0) replicated("attention.residual_dropout_mask", s * h);
   replicated("norm2.input", e * s * h);
-  if (saves("gate") || saves("up")) replicated("mlp.input", e * s * h);
-  if (arch.ffn === "gated") {
-    // down(act(gate(x)) * up(x)): act saves its input, the product both factors, down its input.
-    split("mlp.gate", e * s * shape.ffn);
-    split("mlp.act_output", e * s * shape.ffn);
-    split("mlp.up", e * s * shape.ffn);
-    if (saves("down")) split("mlp.down_input", e * s * shape.ffn);
+  if (arch.experts) {
+    const trains = { router: shape.lora === undefined, gateUp: saves("gate") || saves("up"), down: saves("down") };
+    out.push(...moeLayerActivations(arch, prefix, { s, e, ffn: shape.ffn, capacityFactor: shape.capacityFactor }, trains));
   } else {
-    split("mlp.act_input", e * s * shape.ffn);
-    if (saves("down")) split("mlp.down_input", e * s * shape.ffn);
+    if (saves("gate") || saves("up")) replicated("mlp.input", e * s * h);
+    if (arch.ffn === "gated") {
+      // down(act(gate(x)) * up(x)): act saves its input, the product both factors, down its input.
+      split("mlp.gate", e * s * shape.ffn);
+      split("mlp.act_output", e * s * shape.ffn);
+      split("mlp.up", e * s * shape.ffn);
+      if (saves("down")) split("mlp.down_input", e * s * shape.ffn);
+    } else {
+      split("mlp.act_input", e * s * shape.ffn);
+      if (saves("down")) split("mlp.down_input", e * s * shape.ffn);
+    }
   }
-  // Each adapter's B saves A's output, r values a token (PEFT's lora_dropout defaults to 0: no dropout copy).
-  if (shape.lora) for (const linear of adaptedLinears(arch, shape.lora)) split(`lora.${linear.name}.a_output`, e * s * shape.lora.rank * linear.copies);
   if (arch.sandwichNorms) replicated("norm_post_mlp.input", e * s * h);
+  // Each adapter's B saves A's output, r values a token slot (PEFT's lora_dropout defaults to 0: no dropout copy).
+  if (shape.lora) {
+    const routed = routedTokens(arch, s, shape.capacityFactor);
+    for (const linear of adaptedLinears(arch, shape.lora)) split(`lora.${linear.name}.a_output`, e * (linear.expert ? routed : s) * shape.lora.rank);
+  }
   if (arch.dropout > 0) replicated("mlp.residual_dropout_mask", s * h);
   return out;
 }
@@ -186,7 +197,9 @@ function inferenceTensors(shape: Shape, setup: ResolvedSetup, imageSize: number)
   }
   attention.push(perSample("workspace.attention.output", "workspace", e * s * shape.heads * d));
   const mlpWidths = arch.ffn === "gated" ? ["gate_act", "up", "product"] : ["up", "act_output"];
-  const mlp = mlpWidths.map((name) => perSample(`workspace.mlp.${name}`, "workspace", e * s * shape.ffn));
+  const mlp = arch.experts
+    ? moeInferenceWorkspace(arch, { s, e, ffn: shape.ffn, capacityFactor: shape.capacityFactor }).map((t) => perSample(t.name, "workspace", t.bytes))
+    : mlpWidths.map((name) => perSample(`workspace.mlp.${name}`, "workspace", e * s * shape.ffn));
   const sum = (list: PlannedTensor[]) => list.reduce((total, t) => total + t.perSampleBytes, 0);
   tensors.push(...residual, ...(sum(attention) >= sum(mlp) ? attention : mlp));
   if (arch.vision) tensors.push(perSample("workspace.image", "workspace", e * arch.vision.channels * imageSize * imageSize));
@@ -234,6 +247,7 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
     attention: setup.attention,
     ...tensorParallelWidths(workload, setup.tp),
     ...(setup.lora !== undefined && { lora: setup.lora }),
+    capacityFactor: setup.capacityFactor ?? 1,
   };
   const groups = transformerStateGroups(arch, setup);
   const host = hostStateTensors(groups, setup);
