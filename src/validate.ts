@@ -297,6 +297,7 @@ export function validateSetup(value: unknown, label = "setup"): asserts value is
     kvCache: (l, v) => oneOf(l, v, KV_CACHE_FORMATS),
     residentEncoders: boolean,
     ep: gpus,
+    ddpBucketView: boolean,
     capacityFactor: (l, v) => {
       if (typeof v !== "number" || !(v >= 1 && v <= MAX_CAPACITY_FACTOR)) throw invalidArgument(l, shown(v), `a number from 1 to ${MAX_CAPACITY_FACTOR}`);
     },
@@ -489,6 +490,7 @@ export function validateSetupOptions(value: unknown): void {
   }
   if (options.sequenceParallel !== undefined) boolean("options.sequenceParallel", options.sequenceParallel);
   if (options.residentEncoders !== undefined) boolean("options.residentEncoders", options.residentEncoders);
+  if (options.ddpBucketView !== undefined) boolean("options.ddpBucketView", options.ddpBucketView);
 }
 
 /** `advise(request)`. */

@@ -27,6 +27,7 @@ const LAYERS: readonly { key: Category | "context"; label: string; color: string
   { key: "parameters", label: "parameters", color: "#0072b2" },
   { key: "gradients", label: "gradients", color: "#56b4e9" },
   { key: "optimizerStates", label: "optimizer states", color: "#009e73" },
+  { key: "communication", label: "communication", color: "#d55e00" },
   { key: "workspace", label: "workspace", color: "#999999" },
   { key: "kvCache", label: "KV cache", color: "#cc79a7" },
   { key: "activations", label: "activations", color: "#e69f00" },

@@ -46,7 +46,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--checkpointing [kind]", description: "recompute activations: selective|full (bare flag: full)", commands: WORKLOAD, defaultText: "none" },
   { flags: "--attention <kind>", description: `attention kernel: ${ATTENTION_KINDS.join("|")} (flash keeps no s² scores)`, commands: WORKLOAD, defaultText: "flash" },
   { flags: "--zero <stage>", description: "ZeRO stage 0|1|2|3, sharding over --gpus", commands: WORKLOAD, defaultText: "0" },
-  { flags: "--gpus <n>", description: "data-parallel GPUs that ZeRO shards over", commands: WORKLOAD, defaultText: "1" },
+  { flags: "--gpus <n>", description: "data-parallel GPUs (DDP's buckets and NCCL's buffers; what ZeRO shards over)", commands: WORKLOAD, defaultText: "1" },
   { flags: "--tp <n>", description: "tensor-parallel degree", commands: WORKLOAD, defaultText: "1" },
   { flags: "--sequence-parallel", description: "Megatron sequence parallelism with --tp", commands: WORKLOAD },
   { flags: "--generate <n>", description: "inference: tokens generated after the --seq prompt (KV cache)", commands: WORKLOAD, defaultText: "0" },
@@ -57,6 +57,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--kv-cache <format>", description: `inference: KV cache stored as ${KV_CACHE_FORMATS.join("|")}`, commands: WORKLOAD, defaultText: "the activations' dtype" },
   { flags: "--ep <n>", description: "expert parallelism: a mixture of experts' experts sharded over n of the --gpus", commands: WORKLOAD, defaultText: "1" },
   { flags: "--capacity-factor <c>", description: "MoE: token slots per expert over its even share (padded buffers)", commands: WORKLOAD, defaultText: "1 (dropless)" },
+  { flags: "--ddp-bucket-view", description: "training over --gpus without ZeRO: DDP's gradient_as_bucket_view (no second copy of the gradients)", commands: WORKLOAD },
   { flags: "--resident-encoders", description: "diffusion UNet (sd2.1-unet): its frozen text encoder and VAE also on the GPU", commands: WORKLOAD },
   { flags: "--gpus-per-node <n>", description: "GPUs sharing one host's memory (for --offload)", commands: WORKLOAD, defaultText: "all of --gpus × --tp" },
   // check and plan

@@ -1,6 +1,7 @@
 // Turns a workload and a run setup into the MemoryPlan that both evaluators use.
 import { bytesPerParameter, shardBytes, zeroShards } from "./bytesPerParameter.js";
 import { cnnPlan } from "./cnnPlan.js";
+import { withCommunication } from "./dataParallel.js";
 import { invalidArgument } from "../errors.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
 import { hostStateTensors } from "./modelStates.js";
@@ -17,6 +18,10 @@ import type { AffineWorkload, Workload } from "../workload/workload.js";
 export function buildPlan(workload: Workload, setup: RunSetup): MemoryPlan {
   checkOffload(setup);
   const resolved = resolveSetup(setup);
+  return withCommunication(modelPlan(workload, resolved), resolved);
+}
+
+function modelPlan(workload: Workload, resolved: ResolvedSetup): MemoryPlan {
   switch (workload.kind) {
     case "affine":
       return affinePlan(workload, resolved);

@@ -30,6 +30,18 @@ const PARTS: { part: string; detail: string; applies: (plan: MemoryPlan) => bool
     matches: (t) => t.category === "activations" && t.name.includes(".lora."),
   },
   {
+    part: "DDP gradient buckets",
+    detail: "DDP's flat buffers: a second copy of the gradients (1 MiB, then 25 MiB buckets)",
+    applies: () => true,
+    matches: (t) => t.name.startsWith("ddp.bucket."),
+  },
+  {
+    part: "NCCL buffers",
+    detail: "each communicator's protocol buffers (assumed 16 channels)",
+    applies: () => true,
+    matches: (t) => t.name.startsWith("nccl."),
+  },
+  {
     part: "dequantization buffer",
     detail: "the largest quantized matrix in 16 bits while its layer runs",
     applies: () => true,

@@ -8,6 +8,7 @@ export const CATEGORIES = [
   "activations",
   "kvCache",
   "workspace",
+  "communication",
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 

@@ -21,11 +21,13 @@ export interface ModelSetup {
   ep?: number;
   /** Expert capacity factor: token slots per expert × E / (k × tokens); unset: 1 (dropless, no padding). */
   capacityFactor?: number;
+  /** DDP's `gradient_as_bucket_view=True`: the gradients are views into its buckets (src/plan/dataParallel.ts). */
+  ddpBucketView?: boolean;
 }
 
 /** Every field of ModelSetup and ModelSetupOptions (src/validate.ts checks the lists are complete). */
-export const MODEL_SETUP_FIELDS = ["lora", "weights", "kvCache", "residentEncoders", "ep", "capacityFactor"] as const;
-export const MODEL_SETUP_OPTION_FIELDS = ["loraRank", "loraTargets", "weights", "kvCache", "residentEncoders", "ep", "capacityFactor"] as const;
+export const MODEL_SETUP_FIELDS = ["lora", "weights", "kvCache", "residentEncoders", "ep", "capacityFactor", "ddpBucketView"] as const;
+export const MODEL_SETUP_OPTION_FIELDS = ["loraRank", "loraTargets", "weights", "kvCache", "residentEncoders", "ep", "capacityFactor", "ddpBucketView"] as const;
 
 /** The largest capacity factor accepted (implementations use 1–2; 64 is far beyond any). */
 export const MAX_CAPACITY_FACTOR = 64;
@@ -46,6 +48,8 @@ export interface ModelSetupOptions {
   ep?: string | number;
   /** `--capacity-factor C`. */
   capacityFactor?: string | number;
+  /** `--ddp-bucket-view`. */
+  ddpBucketView?: boolean;
 }
 
 /** A capacity factor: a decimal from 1 to MAX_CAPACITY_FACTOR (`1.25`). */
@@ -71,6 +75,7 @@ export function parseModelSetup(options: ModelSetupOptions, setup: RunSetup): vo
   if (options.residentEncoders) setup.residentEncoders = true;
   if (options.ep !== undefined) setup.ep = parseCount("--ep", options.ep, 1, { max: LIMITS.gpus, what: "GPUs" });
   if (options.capacityFactor !== undefined) setup.capacityFactor = parseCapacityFactor("--capacity-factor", options.capacityFactor);
+  if (options.ddpBucketView) setup.ddpBucketView = true;
 }
 
 /**
@@ -81,6 +86,9 @@ export function parseModelSetup(options: ModelSetupOptions, setup: RunSetup): vo
 export function checkModelSetupRules(setup: RunSetup): void {
   if (setup.mode === "train" && isQuantized(setup.weights) && setup.lora === undefined) {
     throw invalidArgument("--weights", setup.weights, `--lora-rank R with it, or --mode infer (${setup.weights} weights are frozen: training adapts them, QLoRA-style)`);
+  }
+  if (setup.ddpBucketView === true && !(setup.mode === "train" && (setup.gpus ?? 1) > 1 && (setup.zeroStage ?? 0) === 0)) {
+    throw invalidArgument("--ddp-bucket-view", true, "training over --gpus N > 1 without ZeRO (PyTorch DDP's gradient_as_bucket_view)");
   }
   if (setup.mode === "train" && setup.kvCache !== undefined) {
     throw invalidArgument("--kv-cache", setup.kvCache, "--mode infer (training keeps no KV cache)");
@@ -95,6 +103,7 @@ export function describeModelSetup(setup: ModelSetup & { gpus?: number }): strin
   if (setup.kvCache !== undefined) parts.push(`kv-cache ${setup.kvCache}`);
   if (setup.ep !== undefined && setup.ep > 1) parts.push(`experts over ${setup.ep} of ${setup.gpus ?? 1} GPUs`);
   if (setup.capacityFactor !== undefined) parts.push(`capacity factor ${setup.capacityFactor}`);
+  if (setup.ddpBucketView === true) parts.push("DDP gradient_as_bucket_view");
   return parts;
 }
 
