@@ -14,6 +14,8 @@
  *   SIMJOB_NOISE=BYTES        one more tensor of u(batch) in [0, NOISE] bytes, deterministic per
  *                             batch and SIMJOB_SEED (test/job/simJob.mjs computes the same u)
  *   SIMJOB_HOLD_MS=MS         how long the memory is held (default 20)
+ *   SIMJOB_HOLD_UNTIL=PATH    hold it instead until PATH exists (a test releases it once it has
+ *                             seen the memory held, so that no timing decides what is measured)
  *   SIMJOB_OOM=STYLE          the message printed when an allocation fails: pytorch (default),
  *                             pytorch-legacy, cuda-runtime, cuda-driver, cublas, cudnn, jax,
  *                             tensorflow; SIMJOB_OOM_STREAM=stdout prints it there instead
@@ -189,7 +191,12 @@ static int train(unsigned long long batch) {
   }
   if (envBytes("SIMJOB_PRINT_PEAK", 0) != 0) printf("step 1 done\nVRAMFIT_PEAK_BYTES=%llu\n", requested);
   fflush(stdout);
-  sleepMs(envBytes("SIMJOB_HOLD_MS", 20));
+  const char* until = getenv("SIMJOB_HOLD_UNTIL");
+  if (until != NULL) {
+    while (access(until, F_OK) != 0) sleepMs(5);
+  } else {
+    sleepMs(envBytes("SIMJOB_HOLD_MS", 20));
+  }
   return 0;
 }
 

@@ -41,11 +41,18 @@ function env(description: SimJob, extra: Record<string, string> = {}): NodeJS.Pr
   return { ...process.env, ...jobEnv(description), ...extra };
 }
 
-async function nvmlProcesses(ordinal: number): Promise<number[]> {
+/**
+ * The pids NVML lists on a device (NVML lists GPUs in bus order, CUDASIM_DEVICES order here). With
+ * `orUsed`, a device whose list is hidden (CUDASIM_NVML_HIDE_PROCESSES) answers [0] once its used
+ * memory rises above what others hold: something is held.
+ */
+async function nvmlProcesses(ordinal: number, orUsed = false): Promise<number[]> {
   const nvml = await openNvml();
   if (nvml.kind !== "nvml") throw new Error(nvml.reason);
-  // NVML lists GPUs in bus order, which is CUDASIM_DEVICES order here.
-  return ((await nvml.addon.nvmlDevices())[ordinal]!.processes ?? []).map((p) => p.pid);
+  const device = (await nvml.addon.nvmlDevices())[ordinal]!;
+  const pids = (device.processes ?? []).map((p) => p.pid);
+  if (pids.length > 0 || !orUsed || process.env.CUDASIM_NVML_HIDE_PROCESSES === undefined) return pids;
+  return device.memory!.usedBytes > (DEVICES[ordinal]!.usedBytes ?? 0) ? [0] : [];
 }
 
 describe("findMaxBatchByRunning(command) on the simulator", () => {
@@ -169,21 +176,44 @@ describe("what a run's output means", () => {
 });
 
 describe("measuring a run's peak", () => {
-  // Held for a second: NVML is sampled every 10 ms, so even a loaded machine sees the plateau.
-  const HELD: SimJob = { fixedBytes: GiB, perSampleBytes: 100 * MiB, holdMs: 1000 };
+  const HELD: SimJob = { fixedBytes: GiB, perSampleBytes: 100 * MiB };
+
+  /**
+   * Runs the job at batch 10 on `device`, holding its memory until this test has seen NVML list
+   * it (and then 200 ms more, for the sampler, which asks NVML every 10 ms in this same process):
+   * what is measured does not depend on how busy the machine is. Returns the check and what NVML
+   * listed while the memory was held.
+   */
+  async function heldRun(device: number, extra: Record<string, string> = {}) {
+    const release = temporaryPath("release");
+    const pidFile = temporaryPath("pids");
+    const running = checkByRunning(`${job} {batch}`, 10, { device, env: env(HELD, { SIMJOB_HOLD_UNTIL: release, SIMJOB_PID_FILE: pidFile, ...extra }) });
+    let listed: number[] = [];
+    try {
+      for (let i = 0; i < 3000 && listed.length === 0; i += 1) {
+        listed = await nvmlProcesses(device, true);
+        if (listed.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      writeFileSync(release, "");
+    }
+    return { result: await running, listed, pids: jobPids(pidFile) };
+  }
 
   it("sums NVML's per-process memory over the job's process tree: a forked worker holding the memory counts", async () => {
-    const pidFile = temporaryPath("pids");
-    const result = await checkByRunning(`${job} {batch}`, 10, { device: 5, env: env(HELD, { SIMJOB_WORKER: "1", SIMJOB_PID_FILE: pidFile }) });
-    const [parent, worker] = jobPids(pidFile);
+    const { result, listed, pids } = await heldRun(5, { SIMJOB_WORKER: "1" });
+    const [parent, worker] = pids;
     expect(worker).not.toBe(parent);
+    expect(listed).toEqual([worker]); // the worker holds it all; the job's own process has no context
     expect(result).toMatchObject({ fits: true, needBytes: deviceBytes(HELD, 10, SIMULATOR), run: { peakSource: "nvml-process", peakBytes: deviceBytes(HELD, 10, SIMULATOR) } });
   });
 
   it("falls back to the device's used memory over its baseline where NVML lists no processes, and says so", async () => {
     process.env.CUDASIM_NVML_HIDE_PROCESSES = "1";
     try {
-      const result = await checkByRunning(`${job} {batch}`, 10, { device: 5, env: env(HELD) });
+      // This test's own reading ignores the switch's effect by looking at used memory instead.
+      const { result } = await heldRun(5);
       expect(result.run).toMatchObject({ peakSource: "device-used", peakBytes: deviceBytes(HELD, 10, SIMULATOR) });
     } finally {
       delete process.env.CUDASIM_NVML_HIDE_PROCESSES;
@@ -191,16 +221,9 @@ describe("measuring a run's peak", () => {
   });
 
   it("holds no CUDA context of its own while the job runs: NVML lists only the job", async () => {
-    const pidFile = temporaryPath("pids");
-    const running = checkByRunning(`${job} {batch}`, 10, { device: 3, env: env(HELD, { SIMJOB_PID_FILE: pidFile }) });
-    let seen: number[] = [];
-    for (let i = 0; i < 200 && seen.length === 0; i += 1) {
-      seen = await nvmlProcesses(3);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    await running;
-    expect(seen).toEqual(jobPids(pidFile));
-    expect(seen).not.toContain(process.pid);
+    const { listed, pids } = await heldRun(3);
+    expect(listed).toEqual(pids);
+    expect(listed).not.toContain(process.pid);
   });
 
   it("passes the environment through, adding only VRAMFIT_BATCH and CUDA_VISIBLE_DEVICES (the GPU's UUID)", async () => {
