@@ -10,6 +10,8 @@
 //               against a bisection over [1, 1024] and Lightning's doubling-then-bisecting search
 //   modelMiss   the same on a simulated driver that rounds allocations to 4 MiB, which the model
 //               (2 MiB) does not know: the seed misses and the search has to gallop
+//   jobRuns     runs of a real (simulated) training job per answer: vramfit --exec with and without
+//               a model seed against a bisection, Lightning, accelerate and Ultralytics (scripts/bench-jobs.mjs)
 // Needs only Node and the build outputs; the simulator is build/Release/libcudasim.so.
 import { spawnSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
@@ -67,6 +69,7 @@ process.env.CUDASIM_SMALL_ALLOC_MAX = "0";
 delete process.env.CUDASIM_SYNC_DELAY_MS;
 
 const { planMemory, searchMaxBatch, backend: openBackend } = await import("../dist/index.js");
+const { bisect1024, lightningBinsearch } = await import("./batch-searches.mjs");
 const { listPresets, presetWorkload } = await import("../dist/workload/presets.js");
 const { analyticBatch, deviceBatch } = await import("../dist/fit/findMaxBatch.js");
 const { deviceFits } = await import("../dist/fit/device.js");
@@ -85,70 +88,6 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 const round = (x, digits = 3) => (x === null || x === undefined ? x : Number(x.toFixed(digits)));
-
-// --- the searches users write today -----------------------------------------------------------
-
-/**
- * The common hand-written routine: bisect the largest fitting batch in [1, 1024], assuming batch 1
- * fits (never checked). Ten trials whatever the answer; it returns 1024 when more fits (capped)
- * and 1 when nothing does.
- */
-async function bisect1024(fits) {
-  const trace = [];
-  let low = 1;
-  let high = 1024;
-  while (low < high) {
-    const middle = Math.ceil((low + high) / 2);
-    const ok = await fits(middle);
-    trace.push({ batch: middle, fits: ok });
-    if (ok) low = middle;
-    else high = middle - 1;
-  }
-  return { batchSize: low, trials: trace.length, trace };
-}
-
-/**
- * Lightning's `Tuner.scale_batch_size(mode="binsearch")` with its defaults (init_val=2,
- * max_trials=25): `_run_binary_scaling` in src/lightning/pytorch/tuner/batch_size_scaling.py of
- * Lightning-AI/pytorch-lightning (read at commit a9ca6b1bb4d1150088290a4529ba1b6c6d5c5965), step
- * for step. It doubles from init_val until a trial runs out of memory, then bisects between the
- * last success and the failure. As there: `low` starts at 1 untested (a failure at 2 returns 1
- * without trying it), only successful trials count towards max_trials, and the answer is the
- * batch size it would try next. Not modelled: its early stop when the batch size reaches the
- * dataset's length (the dataset here is unbounded). Each trial is `steps_per_trial` (3) training
- * steps in Lightning; here one fits() evaluation.
- */
-async function lightningBinsearch(fits, { initVal = 2, maxTrials = 25 } = {}) {
-  const trace = [];
-  let newSize = initVal;
-  let low = 1;
-  let high = null;
-  let count = 0;
-  for (;;) {
-    const ok = await fits(newSize);
-    trace.push({ batch: newSize, fits: ok });
-    if (ok) {
-      count += 1;
-      if (count > maxTrials) break;
-      low = newSize;
-      let next;
-      if (high) {
-        if (high - low <= 1) break;
-        next = Math.floor((high + low) / 2);
-      } else {
-        next = Math.trunc(newSize * 2.0);
-      }
-      const changed = next !== newSize;
-      newSize = next;
-      if (!changed) break;
-    } else {
-      high = newSize;
-      newSize = Math.floor((high + low) / 2);
-      if (high - low <= 1) break;
-    }
-  }
-  return { batchSize: newSize, trials: trace.length, trace };
-}
 
 // --- workloads --------------------------------------------------------------------------------
 
@@ -386,6 +325,10 @@ const worker = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--s
 });
 if (worker.status !== 0) throw new Error(`sweep worker failed (${worker.status}): ${worker.stderr}`);
 report.modelMiss = { granularityBytes: 4 * MiB, modelGranularityBytes: 2 * MiB, ...JSON.parse(worker.stdout) };
+log("runs of a real job per answer: vramfit --exec against today's searches (scripts/bench-jobs.mjs)");
+const jobs = spawnSync(process.execPath, [resolve(root, "scripts", "bench-jobs.mjs"), ...(quick ? ["--quick"] : [])], { encoding: "utf8", maxBuffer: 64 * MiB });
+if (jobs.status !== 0) throw new Error(`bench-jobs failed (${jobs.status}): ${jobs.stderr}`);
+report.jobRuns = JSON.parse(jobs.stdout);
 report.elapsedSeconds = round((performance.now() - started) / 1000, 1);
 
 if (args.out) writeFileSync(args.out, `${JSON.stringify(report, null, 2)}\n`);
@@ -431,6 +374,11 @@ function renderTables(r) {
       `bisect[1,1024] ${m.bisect1024.trials} trials (${m.bisect1024.wrong} wrong: ${m.bisect1024.capped} capped at 1024, ${m.bisect1024.nothingFits} where nothing fits); ` +
       `lightning ${m.lightning.trials} trials (max ${m.lightning.maxTrials}, ${m.lightning.wrong} wrong)\n`);
   }
+  const j = r.jobRuns;
+  const strategies = Object.keys(j.summary);
+  out.push(`\nruns of the real job per answer (simulated jobs, scripts/bench-jobs.mjs): runs, and → answer when it is not the largest batch that fits\n`);
+  out.push(table(["gpu", "workload", "answer", ...strategies], j.rows.map((x) => [x.gpu, x.workload, x.truth, ...strategies.map((s) => `${x[s].runs}${x[s].correct ? "" : ` → ${x[s].batchSize}`}`)])));
+  out.push(table(["strategy", "right", "median runs", "max runs", "total runs"], strategies.map((s) => [s, `${j.summary[s].right}/${j.summary[s].cases}`, j.summary[s].medianRuns, j.summary[s].maxRuns, j.summary[s].totalRuns])));
   out.push(`\n${r.elapsedSeconds} s in all\n`);
   return out.join("");
 }

@@ -62,8 +62,11 @@ export interface CalibratedSearchResult {
   predictedBatchSize: number | null;
   /** How the answer was reached: `model` (its seed held), `calibration`, or `search` (no usable peaks). */
   method: "model" | "calibration" | "search";
-  /** The model's seed and whether the first run agreed with it. */
-  model?: { batchSize: number; bytes: number; measuredBytes: number | null; agreed: boolean };
+  /**
+   * The model's seed, its bytes there and the measured peak, whether they agreed, and where the
+   * search started when the measured peak moved the model's answer.
+   */
+  model?: { batchSize: number; bytes: number; measuredBytes: number | null; agreed: boolean; correctedBatchSize?: number };
 }
 
 export type BatchRunner = (batch: number) => Promise<JobRun>;
@@ -127,7 +130,17 @@ export async function calibratedSearch(run: BatchRunner, options: CalibratedSear
     const measured = deviceBytes(first);
     const agreed = first.fits && (measured === null || Math.abs(measured - bytes) <= error * bytes);
     modelReport = { batchSize: seed, bytes, measuredBytes: measured, agreed };
-    if (agreed) return { batchSize: await search(seed), trace, predictedBatchSize: seed, method: "model", model: modelReport };
+    if (agreed) {
+      // Within its error, the model's slope is trusted and its offset corrected by the measured
+      // peak (a context or a workspace it sized differently): the search starts from there.
+      let start = seed;
+      if (measured !== null) {
+        const slope = seed > 1 ? (bytes - options.model.bytesAt(1)) / (seed - 1) : options.model.bytesAt(2) - bytes;
+        if (slope > 0) start = within((options.budgetBytes - (measured - slope * seed)) / slope);
+      }
+      if (start !== seed) modelReport.correctedBatchSize = start;
+      return { batchSize: await search(start), trace, predictedBatchSize: seed, method: "model", model: modelReport };
+    }
   }
 
   const b1 = Math.min(options.calibrate?.[0] ?? 1, cap);

@@ -22,6 +22,12 @@ interface Sweep {
   rows: Row[];
 }
 
+type Strategy = "vramfit" | "vramfitModelSeed" | "vramfitExactSeed" | "bisect1024" | "lightning" | "accelerate" | "ultralytics";
+interface JobRuns {
+  rows: ({ gpu: string; workload: string; truth: number; exactSeed: number } & Record<Strategy, { batchSize: number; runs: number; correct: boolean }>)[];
+  summary: Record<Strategy, { right: number; cases: number; medianRuns: number; maxRuns: number; totalRuns: number }>;
+}
+
 let report: {
   quick: boolean;
   coldStart: {
@@ -38,6 +44,7 @@ let report: {
   native: Record<"memGetInfo" | "emptyProbe" | "resnet152Batch64Probe", { calls: number; medianUs: number; p90Us: number }>;
   search: Sweep;
   modelMiss: Sweep & { granularityBytes: number };
+  jobRuns: JobRuns;
 };
 let stdout: string;
 
@@ -47,12 +54,12 @@ beforeAll(() => {
   const run = spawnSync(process.execPath, [resolve(root, "scripts", "bench.mjs"), "--quick", "--json", "--out", out], {
     env: { PATH: process.env.PATH ?? "" },
     encoding: "utf8",
-    timeout: 60_000,
+    timeout: 120_000,
   });
   expect(run.status, run.stderr).toBe(0);
   stdout = run.stdout;
   report = JSON.parse(readFileSync(out, "utf8"));
-}, 60_000);
+}, 120_000);
 
 describe("scripts/bench.mjs --quick", () => {
   it("writes the same JSON to --out as to stdout with --json", () => {
@@ -141,6 +148,30 @@ describe("scripts/bench.mjs --quick", () => {
       });
     });
   }
+
+  describe("runs of a real job per answer (scripts/bench-jobs.mjs)", () => {
+    it("vramfit --exec finds the right batch every time: a median of ≤ 4 runs, ≤ 2 with an exact seed", () => {
+      const { summary, rows } = report.jobRuns;
+      expect(rows).toHaveLength(6); // 3 training jobs × 2 GPUs in quick mode
+      for (const s of ["vramfit", "vramfitModelSeed", "vramfitExactSeed"] as const) expect(summary[s], s).toMatchObject({ right: 6, cases: 6 });
+      expect(summary.vramfit.medianRuns).toBeLessThanOrEqual(4);
+      expect(summary.vramfitExactSeed.medianRuns).toBeLessThanOrEqual(2);
+      for (const r of rows) expect(r.exactSeed, `${r.gpu} ${r.workload}`).toBe(r.truth);
+    });
+
+    it("runs every strategy on the same jobs, each counted in runs of the job", () => {
+      for (const r of report.jobRuns.rows) {
+        for (const s of Object.keys(report.jobRuns.summary) as Strategy[]) {
+          expect(r[s].runs, `${s} ${r.gpu} ${r.workload}`).toBeGreaterThanOrEqual(1);
+          expect(r[s].correct).toBe(r[s].batchSize === r.truth);
+        }
+        expect(r.bisect1024.runs).toBe(10);
+        expect(r.ultralytics.runs).toBe(r.gpu === "T4" ? 5 : 7); // 1–16 under 16 GiB, 1–64 above
+      }
+      expect(report.jobRuns.summary.vramfit.totalRuns).toBeLessThan(report.jobRuns.summary.lightning.totalRuns);
+      expect(report.jobRuns.summary.ultralytics.right).toBe(0); // it aims at 60 % of the memory, by design
+    });
+  });
 
   it("shows the miss: coarser rounding lowers some answers and costs the seeded search probes", () => {
     const exact = new Map(report.search.rows.map((r) => [`${r.gpu}|${r.workload}`, r]));

@@ -20,6 +20,10 @@
  *                             pytorch-legacy, cuda-runtime, cuda-driver, cublas, cudnn, jax,
  *                             tensorflow; SIMJOB_OOM_STREAM=stdout prints it there instead
  *   SIMJOB_PRINT_PEAK=1       print VRAMFIT_PEAK_BYTES=<bytes requested> once everything is held
+ *                             (as torch.cuda.max_memory_reserved(): no context, no page rounding);
+ *                             =device: the device bytes its allocations took (cuMemGetInfo's free
+ *                             before less free after, the most of its devices; the context not
+ *                             included, which CUDASIM_CONTEXT_BYTES=0 makes exact)
  *   SIMJOB_ALL_DEVICES=1      allocate on every visible device (a data-parallel job)
  *   SIMJOB_WORKER=1           fork a worker that does the allocating; the parent waits for it
  *   SIMJOB_CRASH_AT=B         from batch B on: fail with a non-memory CUDA error (exit 1)
@@ -50,6 +54,7 @@ static PFN_cuDevicePrimaryCtxRetain p_cuDevicePrimaryCtxRetain;
 static PFN_cuDevicePrimaryCtxRelease_v2 p_cuDevicePrimaryCtxRelease_v2;
 static PFN_cuCtxSetCurrent p_cuCtxSetCurrent;
 static PFN_cuMemAlloc_v2 p_cuMemAlloc_v2;
+static PFN_cuMemGetInfo_v2 p_cuMemGetInfo_v2;
 
 static CUdevice retained[MAX_DEVICES];
 static int retainedCount;
@@ -87,6 +92,7 @@ static void loadDriver(void) {
   p_cuDevicePrimaryCtxRelease_v2 = (PFN_cuDevicePrimaryCtxRelease_v2)bind(library, "cuDevicePrimaryCtxRelease_v2");
   p_cuCtxSetCurrent = (PFN_cuCtxSetCurrent)bind(library, "cuCtxSetCurrent");
   p_cuMemAlloc_v2 = (PFN_cuMemAlloc_v2)bind(library, "cuMemAlloc_v2");
+  p_cuMemGetInfo_v2 = (PFN_cuMemGetInfo_v2)bind(library, "cuMemGetInfo_v2");
 }
 
 /* u(batch) in [0, noise]: a 32-bit integer hash, mirrored by noiseBytes() in simJob.mjs. */
@@ -167,6 +173,7 @@ static int train(unsigned long long batch) {
   if (envBytes("SIMJOB_ALL_DEVICES", 0) != 0 && p_cuDeviceGetCount(&devices) != CUDA_SUCCESS) die("cuDeviceGetCount failed");
   if (devices > MAX_DEVICES) devices = MAX_DEVICES;
   atexit(releaseContexts);
+  unsigned long long taken = 0;
   for (int d = 0; d < devices; ++d) {
     CUdevice device;
     CUcontext context;
@@ -179,6 +186,8 @@ static int train(unsigned long long batch) {
     if (status != CUDA_SUCCESS) die("cuDevicePrimaryCtxRetain failed");
     retained[retainedCount++] = device;
     p_cuCtxSetCurrent(context);
+    size_t freeBefore = 0, freeAfter = 0, total = 0;
+    p_cuMemGetInfo_v2(&freeBefore, &total);
     for (int i = 0; i < count; ++i) {
       CUdeviceptr pointer;
       status = p_cuMemAlloc_v2(&pointer, sizes[i]);
@@ -188,8 +197,12 @@ static int train(unsigned long long batch) {
       }
       if (status != CUDA_SUCCESS) die("cuMemAlloc_v2 failed");
     }
+    p_cuMemGetInfo_v2(&freeAfter, &total);
+    if (freeBefore - freeAfter > taken) taken = freeBefore - freeAfter;
   }
-  if (envBytes("SIMJOB_PRINT_PEAK", 0) != 0) printf("step 1 done\nVRAMFIT_PEAK_BYTES=%llu\n", requested);
+  const char* print = getenv("SIMJOB_PRINT_PEAK");
+  if (print != NULL && strcmp(print, "device") == 0) printf("step 1 done\nVRAMFIT_PEAK_BYTES=%llu\n", taken);
+  else if (print != NULL && *print != '\0' && strcmp(print, "0") != 0) printf("step 1 done\nVRAMFIT_PEAK_BYTES=%llu\n", requested);
   fflush(stdout);
   const char* until = getenv("SIMJOB_HOLD_UNTIL");
   if (until != NULL) {

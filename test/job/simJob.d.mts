@@ -9,7 +9,8 @@ export interface SimJob {
   noiseBytes?: number;
   seed?: number;
   holdMs?: number;
-  printPeak?: boolean;
+  /** Print VRAMFIT_PEAK_BYTES: the bytes requested (true), or the device bytes the allocations took ("device"). */
+  printPeak?: boolean | "device";
   oom?: string;
 }
 export interface SimulatorMemory {

@@ -104,7 +104,7 @@ export function jobEnv(job) {
   };
   if ((job.smallCount ?? 0) > 0) env.SIMJOB_SMALL = `${job.smallCount}@${job.smallBytes}`;
   if ((job.noiseBytes ?? 0) > 0) Object.assign(env, { SIMJOB_NOISE: String(job.noiseBytes), SIMJOB_SEED: String(job.seed ?? 0) });
-  if (job.printPeak) env.SIMJOB_PRINT_PEAK = "1";
+  if (job.printPeak) env.SIMJOB_PRINT_PEAK = job.printPeak === "device" ? "device" : "1";
   if (job.oom !== undefined) env.SIMJOB_OOM = job.oom;
   return env;
 }
