@@ -9,6 +9,13 @@ a9ca6b1bb4d1150088290a4529ba1b6c6d5c5965; defaults init_val=2, steps_per_trial=3
 
     python3 scripts/torch-reference.py [--models resnet152,bert-large,gpt2-medium] [--out FILE]
     python3 scripts/torch-reference.py --dry-run      # CPU, tiny shapes, a simulated OOM: tests
+    python3 scripts/torch-reference.py --one-step --models resnet152 --batch 64
+                                                      # one trial, for vramfit batch --exec
+
+--one-step runs one model's trial at one batch size (--batch, else $VRAMFIT_BATCH) and exits: 0
+when it trained, after printing VRAMFIT_PEAK_BYTES=<torch.cuda.max_memory_reserved()> and a JSON
+line with the trial; 1 with PyTorch's out-of-memory traceback when it did not fit. It is the job
+`vramfit batch --exec` runs (docs/validation.md, "The real job on a GPU").
 
 Models, as vramfit's presets describe them (scripts/gpu-compare.sh runs both sides):
   resnet152    torchvision resnet152, 224x224, fp32, SGD with momentum 0.9
@@ -25,6 +32,7 @@ import argparse
 import gc
 import json
 import math
+import os
 import platform
 import sys
 import time
@@ -275,7 +283,8 @@ class Trainer:
             with torch.autocast(device_type="cuda", dtype=torch.float16, enabled=self.amp):
                 loss = closure()
             if self.simulate_oom_above is not None and batch > self.simulate_oom_above:
-                raise SimulatedOutOfMemory(f"simulated: batch {batch} > {self.simulate_oom_above}")
+                # Worded as PyTorch words it, so that a caller reading the output (vramfit --exec) sees out of memory.
+                raise SimulatedOutOfMemory(f"CUDA out of memory (simulated): batch {batch} > {self.simulate_oom_above}")
             if self.scaler is not None:
                 scale = self.scaler.get_scale()
                 self.scaler.scale(loss).backward()
@@ -412,6 +421,32 @@ def reference(name, args, device):
     return result
 
 
+def one_step(args, device):
+    """One trial at one batch size, as a training job run by vramfit --exec: see the module docstring."""
+    name = args.models.split(",")[0].strip()
+    batch = args.batch if args.batch is not None else int(os.environ.get("VRAMFIT_BATCH", "0"))
+    if batch < 1:
+        print("torch-reference: --one-step needs --batch N or VRAMFIT_BATCH", file=sys.stderr)
+        sys.exit(2)
+    started = time.perf_counter()
+    model, make_batch, info, c = build(name, args.dry_run, device)
+    trainer = Trainer(model, make_batch, c, device, args.simulate_oom_above)
+    trainer.warm_up()
+    if device.type == "cuda":
+        trainer.optimizer.zero_grad(set_to_none=True)
+        torch.cuda.reset_peak_memory_stats(device)
+    trial_started = time.perf_counter()
+    trainer.steps_at(batch, args.steps_per_trial)  # out of memory propagates: PyTorch's traceback, exit 1
+    record = {"model": name, "batch": batch, "steps": args.steps_per_trial,
+              "trialSeconds": round(time.perf_counter() - trial_started, 4),
+              "seconds": round(time.perf_counter() - started, 4)}
+    if device.type == "cuda":
+        record["maxMemoryAllocatedBytes"] = torch.cuda.max_memory_allocated(device)
+        record["maxMemoryReservedBytes"] = torch.cuda.max_memory_reserved(device)
+        print(f"VRAMFIT_PEAK_BYTES={record['maxMemoryReservedBytes']}")
+    print(json.dumps(record), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated: " + ", ".join(MODELS))
@@ -423,6 +458,9 @@ def main():
     parser.add_argument("--init-val", type=int, default=2, help="the first batch size tried (Lightning's default 2)")
     parser.add_argument("--max-trials", type=int, default=25, help="Lightning's max_trials (default 25)")
     parser.add_argument("--simulate-oom-above", type=int, default=None, help="raise OOM above this batch (default 5 with --dry-run)")
+    parser.add_argument("--one-step", action="store_true",
+                        help="one trial of the first --models at --batch (or $VRAMFIT_BATCH), for vramfit batch --exec")
+    parser.add_argument("--batch", type=int, default=None, help="with --one-step: the batch size")
     args = parser.parse_args()
     if args.steps_per_trial is None:
         args.steps_per_trial = 1 if args.dry_run else 3
@@ -456,6 +494,9 @@ def main():
         properties = torch.cuda.get_device_properties(device)
         free, total = torch.cuda.mem_get_info(device)
         report.update(deviceName=properties.name, totalBytes=total, freeBytesAtStart=free)
+    if args.one_step:
+        one_step(args, device)
+        return
     report["models"] = []
     for name in names:
         print(f"torch-reference: {name} ...", file=sys.stderr, flush=True)

@@ -78,7 +78,7 @@ export function describeRun(run: JobRun, index: number): string {
   const verdict = run.fits ? "fits" : `out of memory${run.outOfMemory === undefined ? "" : ` (${run.outOfMemory})`}`;
   const peak = run.peakBytes === null ? "peak unmeasured" : `peak ${formatBytes(run.peakBytes)} (${run.peakSource})`;
   const leftovers = run.killedLeftovers ? "; killed processes it left running" : "";
-  return `run ${String(index).padStart(2)}  batch ${String(run.batch).padEnd(6)} ${verdict.padEnd(14)} ${peak.padEnd(32)} ${run.seconds.toFixed(2)} s${leftovers}`;
+  return `run ${String(index).padStart(2)}  batch ${String(run.batch).padEnd(6)} ${verdict.padEnd(28)} ${peak.padEnd(32)} ${run.seconds.toFixed(2)} s${leftovers}`;
 }
 
 /** How the answer was reached, in one line. */
@@ -95,7 +95,11 @@ function describeMethod(r: JobBatchResult): string {
       : "";
   if (r.calibration !== undefined) {
     const { batches, fixedBytes, perSampleBytes } = r.calibration;
-    const predicted = r.predictedBatchSize === null ? "" : ` → predicted ${r.predictedBatchSize}`;
+    const refined = r.calibration.refinement;
+    const predicted =
+      r.predictedBatchSize === null
+        ? ""
+        : ` → predicted ${r.predictedBatchSize}${refined !== undefined && refined.predictedBatchSize !== r.predictedBatchSize ? `, refined on the run at ${refined.batch} to ${refined.predictedBatchSize}` : ""}`;
     return `${disagreed}calibrated on batches ${batches[0]} and ${batches[1]}: ${formatBytes(Math.max(0, fixedBytes))} + ${formatBytes(perSampleBytes)} per sample${predicted}${verified}`;
   }
   return `${disagreed}galloped and bisected over runs (no calibration possible)${verified}`;

@@ -50,7 +50,7 @@ export interface Calibration {
   batches: [number, number];
   fixedBytes: number;
   perSampleBytes: number;
-  /** The line through B1 and the prediction's own run, when that moved the prediction. */
+  /** The line through B1 and a run far from it (the prediction's own, or a cautious one where that ran out of memory): the search starts from its prediction. */
   refinement?: { batch: number; fixedBytes: number; perSampleBytes: number; predictedBatchSize: number };
 }
 

@@ -96,6 +96,7 @@ export function samplePeaks(read: NvmlReader, uuids: readonly string[], rootPid:
 function combine(processPeak: readonly (number | null)[], usedPeak: readonly (number | null)[], baseline: readonly (number | null)[]): PeakReading {
   if (processPeak.every((bytes) => bytes !== null)) return { peakBytes: Math.max(...(processPeak as number[])), source: "nvml-process" };
   const rises = usedPeak.map((used, i) => (used === null || baseline[i] === null || baseline[i] === undefined ? null : Math.max(0, used - baseline[i]!)));
-  if (rises.every((bytes) => bytes !== null)) return { peakBytes: Math.max(...(rises as number[])), source: "device-used" };
+  // No rise at all is no measurement: the job ended (or failed) between two samples.
+  if (rises.every((bytes) => bytes !== null) && rises.some((bytes) => bytes! > 0)) return { peakBytes: Math.max(...(rises as number[])), source: "device-used" };
   return { peakBytes: null, source: "none" };
 }

@@ -74,4 +74,15 @@ describe.skipIf(!hasTorch)("PyTorch reference (dry run on the CPU)", () => {
     expect(summary.models).toEqual([r]);
     expect(run.stdout).toMatch(/^model\s+vramfit batch/);
   });
+
+  it("torch-reference.py --one-step is a job vramfit --exec runs: PyTorch's out-of-memory (simulated above 5) does not fit", () => {
+    const job = `${PYTHON} ${resolve(root, "scripts", "torch-reference.py")} --one-step --dry-run --models resnet152 --batch {batch}`;
+    const run = spawnSync(process.execPath, [resolve(root, "bin", "vramfit.js"), "check", "--exec", job, "--batch", "6", "--json"], {
+      env: { PATH: process.env.PATH ?? "", VRAMFIT_CUDA_LIBRARY: simulator, CUDASIM_DEVICES: "NVIDIA H200:150109945856:536870912" },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ fits: false, batch: 6, run: { exitCode: 1, outOfMemory: "PyTorch" } });
+  });
 });
