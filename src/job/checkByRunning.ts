@@ -1,5 +1,5 @@
 // Does the job fit at one batch size? One run of it, measured: `vramfit check --exec … --batch N`.
-import { invalidArgument } from "../errors.js";
+import { validateCheckByRunning } from "../validate.js";
 import type { DeviceSummary } from "../fit/target.js";
 import { checkJobCommand } from "./jobCommand.js";
 import { jobDeviceSummary } from "./jobDevices.js";
@@ -27,8 +27,8 @@ export interface JobCheckResult {
  * batches: `fits` is the run's (exit 0); out of memory is `fits: false`; any other failure rejects.
  */
 export async function checkByRunning(command: string, batch: number, options: JobSessionOptions = {}): Promise<JobCheckResult> {
+  validateCheckByRunning(command, batch, options);
   checkJobCommand(command, "command");
-  if (!(Number.isSafeInteger(batch) && batch >= 1)) throw invalidArgument("batch", batch, "a whole number ≥ 1");
   return withJobSession(command, options, async (runner, context) => {
     const started = performance.now();
     const run = await runner(batch);

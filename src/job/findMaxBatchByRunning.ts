@@ -7,6 +7,7 @@ import { budgetBytes as budgetFor } from "../fit/budget.js";
 import type { DeviceSummary } from "../fit/target.js";
 import type { MemoryPlan } from "../plan/memoryPlan.js";
 import { calibratedSearch, type Calibration, type CalibratedSearchResult, type ModelSeed } from "./calibratedSearch.js";
+import { validateFindMaxBatchByRunning } from "../validate.js";
 import { checkJobCommand } from "./jobCommand.js";
 import { jobDeviceSummary, type JobDevice } from "./jobDevices.js";
 import { withJobSession, type JobSessionContext, type JobSessionOptions } from "./jobSession.js";
@@ -102,19 +103,6 @@ async function modelSeed(model: MemoryPlan | AffineModel, budget: number, maxBat
   };
 }
 
-function checkOptions(options: FindMaxBatchByRunningOptions): void {
-  const { calibrate, runTimeoutMs, maxBatch, budgetBytes } = options;
-  const count = (n: unknown) => typeof n === "number" && Number.isSafeInteger(n) && n >= 1;
-  if (calibrate !== undefined && !(Array.isArray(calibrate) && calibrate.length === 2 && count(calibrate[0]) && count(calibrate[1]) && calibrate[0] < calibrate[1])) {
-    throw invalidArgument("calibrate", Array.isArray(calibrate) ? calibrate.join(",") : calibrate, "two batch sizes B1 < B2, both ≥ 1");
-  }
-  if (runTimeoutMs !== undefined && !(Number.isSafeInteger(runTimeoutMs) && runTimeoutMs > 0)) {
-    throw invalidArgument("runTimeoutMs", runTimeoutMs, "a whole number of milliseconds above 0");
-  }
-  if (maxBatch !== undefined && !count(maxBatch)) throw invalidArgument("maxBatch", maxBatch, "a whole number ≥ 1");
-  if (budgetBytes !== undefined && !(Number.isSafeInteger(budgetBytes) && budgetBytes >= 0)) throw invalidArgument("budgetBytes", budgetBytes, "a whole number of bytes ≥ 0");
-}
-
 function outcomeRun(batch: number, outcome: RunOutcome, seconds: number): JobRun {
   if (typeof outcome !== "object" || outcome === null || typeof outcome.fits !== "boolean") {
     throw invalidArgument("runner", outcome, "a RunOutcome object with a boolean `fits`");
@@ -154,9 +142,8 @@ function outcomeRun(batch: number, outcome: RunOutcome, seconds: number): JobRun
  * ```
  */
 export async function findMaxBatchByRunning(job: string | JobRunner, options: FindMaxBatchByRunningOptions = {}): Promise<JobBatchResult> {
-  checkOptions(options);
+  validateFindMaxBatchByRunning(job, options);
   const command = typeof job === "string" ? checkJobCommand(job, "command") : null;
-  if (command === null && typeof job !== "function") throw invalidArgument("job", job, "a command string or a function (batch) => RunOutcome");
   if (typeof job === "function" && options.budgetBytes !== undefined) {
     return search(job, options, { devices: [], budgetBytes: options.budgetBytes, memorySource: null, logDir: null, command: null });
   }

@@ -175,7 +175,10 @@ describe("findMaxBatchByRunning with a runner (no device)", () => {
   it.each([
     [{ calibrate: [3, 1] }, /calibrate: expected two batch sizes B1 < B2/],
     [{ calibrate: [0, 4] }, /calibrate/],
-    [{ runTimeoutMs: -1 }, /runTimeoutMs: expected a whole number of milliseconds above 0/],
+    [{ runTimeoutMs: -1 }, /options\.runTimeoutMs: expected a whole number from 1 to/],
+    [{ calibrate: [1, 2], budget: 5 }, /options\.budget: expected no such field/],
+    [{ model: { fixedBytes: 1, perSample: 2 } }, /options\.model\.perSample: expected no such field/],
+    [{ device: "all", onRun: 3 }, /options\.onRun: expected a function/],
     [{ maxBatch: 0 }, /maxBatch/],
     [{ budgetBytes: -5 }, /budgetBytes/],
   ])("rejects bad options %j", async (options, message) => {
