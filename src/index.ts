@@ -4,6 +4,7 @@ import { inventory, type DeviceReport } from "./devices/inventory.js";
 import { VramfitError } from "./errors.js";
 import { checkAnalytic, checkOnDevice, type CheckResult } from "./fit/checkFits.js";
 import { analyticBatch, deviceBatch, type BatchResult, type SearchLimits } from "./fit/findMaxBatch.js";
+import { analyticSeq, deviceSeq, seqSearchFor, type SeqResult } from "./fit/findMaxSeq.js";
 import type { BudgetLimits } from "./fit/budget.js";
 import type { AnalyticTarget, DeviceSummary, GpuModel } from "./fit/target.js";
 import type { Addon, NativeDevice, NativeMemInfo } from "./native/addonTypes.js";
@@ -18,6 +19,7 @@ import {
   validateCheckFits,
   validateDevice,
   validateFindMaxBatch,
+  validateFindMaxSeq,
   validatePlan,
   validatePlanMemory,
   validateSetupOptions,
@@ -28,6 +30,7 @@ export { VramfitError, exitStatusOf, ExitStatus, type VramfitErrorCode, type Vra
 export { parseBytes, formatBytes } from "./units.js";
 export { parseCount, type CountLimit } from "./count.js";
 export { searchMaxBatch, type FitsFunction, type SearchOptions, type SearchResult } from "./fit/search.js";
+export type { SeqResult } from "./fit/findMaxSeq.js";
 export type { BatchResult, CheckResult, DeviceReport, MemoryPlan, GpuModel, Backend };
 export type { BackendOptions, BudgetLimits, DeviceSummary, NativeDevice, NativeMemInfo, SearchLimits };
 export type { DriverInfo, NativeComputeMode } from "./native/addonTypes.js";
@@ -184,6 +187,38 @@ export async function findMaxBatch(plan: MemoryPlan, options: FindMaxBatchOption
   const resolved = await resolve(options);
   if ("target" in resolved) return analyticBatch(plan, resolved.target, options, resolved.reason);
   return deviceBatch(resolved.addon, resolved.device, plan, options);
+}
+
+/** Options of {@link findMaxSeq}: where to evaluate, the budget's limits, and how to probe (as for {@link findMaxBatch}). */
+export type FindMaxSeqOptions = Omit<FindMaxBatchOptions, "maxBatch">;
+
+/**
+ * The longest sequence (tokens per sample) of a text transformer that fits at `batch`: the same
+ * seeded search as {@link findMaxBatch}, over the sequence. On a GPU it predicts the answer for
+ * the measured budget and verifies it with probes of the plan at that sequence and the next (one
+ * or two when the model is right); on an analytic target it answers from the model. The model's
+ * context length (less `setup.generatedTokens`) caps it; `limitedBy` says which limit the answer met.
+ *
+ * @param workload - A text transformer, from {@link resolveWorkload}.
+ * @param setup - How it runs, as for {@link planMemory}; its `seq` is what is solved for and ignored.
+ * @param batch - The batch the sequence must fit at (≥ 1).
+ * @param options - The target, `reserveBytes`/`maxMemBytes`, `touch`, `signal`, `lock`.
+ * @returns A batch answer at `batch` plus `seq` (0 when not even one token fits), `predictedSeq`
+ *   and `limitedBy` (`memory` or `context`).
+ * @throws {@link VramfitError} as {@link planMemory} and {@link findMaxBatch} do, and
+ *   `ERR_INVALID_ARGUMENT` for a workload without a sequence (a CNN, a vision transformer).
+ * @example
+ * ```ts
+ * const workload = resolveWorkload({ model: "qwen2.5-7b" });
+ * const { seq } = await findMaxSeq(workload, { mode: "infer", precision: "bf16", optimizer: "adamw" }, 8, { gpu: "H100-80GB" });
+ * ```
+ */
+export async function findMaxSeq(workload: Workload, setup: RunSetup, batch: number, options: FindMaxSeqOptions = {}): Promise<SeqResult> {
+  validateFindMaxSeq(workload, setup, batch, options);
+  const { planAt, maxSeq } = seqSearchFor(workload, setup);
+  const resolved = await resolve(options);
+  if ("target" in resolved) return analyticSeq(planAt, batch, resolved.target, { ...options, maxSeq }, resolved.reason);
+  return deviceSeq(resolved.addon, resolved.device, planAt, batch, { ...options, maxSeq });
 }
 
 /**

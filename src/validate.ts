@@ -424,6 +424,13 @@ export function validateFindMaxBatch(plan: unknown, options: unknown): void {
   validateTargetOptions(options, "options", [...TARGET_FIELDS, "maxBatch"]);
 }
 
+/** `findMaxSeq(workload, setup, batch, options)`: a valid workload and setup, a batch from 1, the target options. */
+export function validateFindMaxSeq(workload: unknown, setup: unknown, batch: unknown, options: unknown): void {
+  validatePlanMemory(workload, setup);
+  integer("batch", batch, 1, LIMITS.dimension, "a dimension");
+  validateTargetOptions(options, "options", TARGET_FIELDS);
+}
+
 /** `checkFits(plan, batch, options)`: a batch from 0, whose bytes stay exact. */
 export function validateCheckFits(plan: unknown, batch: unknown, options: unknown): void {
   validatePlan(plan);

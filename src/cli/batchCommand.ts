@@ -1,5 +1,5 @@
 // `vramfit batch`: the largest batch for a workload on each selected device or analytic target.
-import { ExitStatus } from "../errors.js";
+import { ExitStatus, invalidArgument } from "../errors.js";
 import { analyticBatch, deviceBatch, type BatchResult } from "../fit/findMaxBatch.js";
 import { formatDuration } from "../duration.js";
 import { formatBytes } from "../units.js";
@@ -29,12 +29,18 @@ export interface BatchOptions extends WorkloadOptions, TargetOptions {
   calibrate?: [number, number];
   runTimeout?: number;
   logDir?: string;
+  /** `--solve seq`: the longest sequence at `batch` instead of the largest batch. */
+  solve?: "batch" | "seq";
+  /** With --solve seq, the batch the sequence must fit at. */
+  batch?: number;
 }
 
 /** A batch answer's JSON: the library's result, the host side of --offload, and advice below --min-batch. */
 type BatchReport = BatchResult & { host?: HostCheck; advice: Advice[]; adviceSummary?: string; adviceText?: string };
 
 export async function batchCommand(options: BatchOptions, io: Io): Promise<number> {
+  if (options.solve === "seq") return (await import("./solveSeqCommand.js")).solveSeqCommand(options, io);
+  if (options.batch !== undefined) throw invalidArgument("--batch", options.batch, "--solve seq with it (batch finds the batch; check tests one)");
   if (options.exec !== undefined) return execBatchCommand({ ...options, exec: options.exec }, io);
   const planned = await planFromOptions(options, io.signal);
   const { plan, assumed } = planned;

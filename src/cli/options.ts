@@ -4,6 +4,7 @@ import { OFFLOAD_KINDS } from "../plan/offload.js";
 import { KV_CACHE_FORMATS, WEIGHT_FORMATS } from "../plan/quantization.js";
 import { ATTENTION_KINDS, MODES } from "../plan/setup.js";
 import { checkJobCommand } from "../job/jobCommand.js";
+import { invalidArgument } from "../errors.js";
 import { parseCalibration, parseCount, parseDevice, parseDeviceSelection, parseDuration, parsePositiveDuration, parsePositiveSize, parseSize } from "./parse.js";
 
 export type CommandName = "info" | "batch" | "check" | "plan" | "models" | "gpus";
@@ -62,6 +63,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--gpus-per-node <n>", description: "GPUs sharing one host's memory (for --offload)", commands: WORKLOAD, defaultText: "all of --gpus × --tp" },
   // check and plan
   { flags: "--batch <n>", description: "the batch size to check", commands: ["check"], parse: (t) => parseCount("--batch", t) },
+  { flags: "--batch <n>", description: "with --solve seq: the batch the sequence must fit at", commands: ["batch"], parse: (t) => parseCount("--batch", t) },
+  { flags: "--solve <what>", description: "batch: the largest batch; seq: the longest --seq at --batch N (text transformers, KV cache included)", commands: ["batch"], parse: parseSolve, defaultText: "batch" },
   { flags: "--batch <n>", description: "the batch size to break down", commands: ["plan"], parse: (t) => parseCount("--batch", t), defaultText: "1" },
   { flags: "--need <size>", description: "a raw requirement instead of a workload (e.g. 40GiB)", commands: ["check"], parse: (t) => parsePositiveSize("--need", t, "0 bytes always fit") },
   // Target
@@ -88,6 +91,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   // Output
   { flags: "--json", description: "JSON on stdout, for scripts", commands: ["info", "batch", "check", "plan", "models", "gpus"] },
 ];
+
+/** `--solve batch|seq`. */
+function parseSolve(text: string): "batch" | "seq" {
+  if (text === "batch" || text === "seq") return text;
+  throw invalidArgument("--solve", text, "batch or seq");
+}
 
 export function optionsFor(command: CommandName): OptionSpec[] {
   return OPTIONS.filter((option) => option.commands.includes(command));

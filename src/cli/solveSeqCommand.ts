@@ -1,0 +1,84 @@
+// `vramfit batch --solve seq --batch B`: the longest sequence that fits at a batch, on each device or analytic target.
+import { ExitStatus, invalidArgument } from "../errors.js";
+import { formatDuration } from "../duration.js";
+import { analyticSeq, deviceSeq, seqSearchFor, type SeqResult } from "../fit/findMaxSeq.js";
+import { perDevice } from "../devices/perDevice.js";
+import { formatBytes } from "../units.js";
+import type { BatchOptions } from "./batchCommand.js";
+import { deviceAccess, warnIfBusy } from "./deviceAccess.js";
+import { writeJson, type Io } from "./io.js";
+import { cliProgress, showProbes } from "./progress.js";
+import { renderTable } from "./table.js";
+import { resolveTargets } from "./targets.js";
+import { planFromOptions } from "./workloadOptions.js";
+
+/** The options --solve seq refuses, each with why: they ask the batch question. */
+function checkOptions(options: BatchOptions & { batch?: number }): number {
+  if (options.batch === undefined) throw invalidArgument("--batch", "none", "the batch the sequence must fit at, with --solve seq");
+  if (options.seq !== undefined) throw invalidArgument("--seq", options.seq, "no --seq with --solve seq (the sequence is what it finds)");
+  for (const [option, value] of [["--max-batch", options.maxBatch], ["--min-batch", options.minBatch], ["--exec", options.exec]] as const) {
+    if (value !== undefined) throw invalidArgument(option, value, `no ${option} with --solve seq (the batch is fixed by --batch)`);
+  }
+  return options.batch;
+}
+
+/**
+ * Finds the longest `--seq` at `--batch` with the same seeded search as the batch: the analytic
+ * answer for the measured budget, verified by probes of the plan at that sequence and the next.
+ * Text transformers only (a vision transformer's tokens follow --image). The model's context
+ * length (`max_position_embeddings`: the learned table's size, or what rotary positions were
+ * trained for), less `--generate`'s tokens, caps it: an answer at the cap says so
+ * (`limitedBy: "context"`), since memory would allow more.
+ */
+export async function solveSeqCommand(options: BatchOptions & { batch?: number }, io: Io): Promise<number> {
+  const batch = checkOptions(options);
+  const planned = await planFromOptions(options, io.signal);
+  const { planAt, maxSeq } = seqSearchFor(planned.workload, planned.setup);
+  const limits = {
+    ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
+    ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
+    maxSeq,
+  };
+  const targets = await resolveTargets(options, "examples");
+  let results: SeqResult[];
+  if (targets.kind === "device") {
+    const progress = cliProgress(io, options.json);
+    const addon = showProbes(targets.addon, progress);
+    const access = deviceAccess(options.lockTimeout, io);
+    const busy = warnIfBusy(targets.devices, io).catch(() => undefined);
+    try {
+      results = await perDevice(targets.devices, (d) => deviceSeq(addon, d, planAt, batch, { ...limits, ...access, touch: options.touch }));
+    } finally {
+      progress.done();
+    }
+    await busy;
+  } else {
+    results = await Promise.all(targets.targets.map((t) => analyticSeq(planAt, batch, t, limits, targets.reason)));
+  }
+  const many = options.device === "all" || (targets.kind === "analytic" && targets.fallback);
+  if (options.json) {
+    writeJson(io, many ? results : results[0]);
+  } else {
+    const description = planAt(Math.max(1, results[0]?.seq ?? 1)).description.replace(/, seq \d+/, "");
+    io.out(`workload  ${description}, batch ${batch}${planned.assumed.length > 0 ? ` (assumed ${planned.assumed.join(" ")})` : ""}`);
+    if (targets.kind === "analytic" && targets.fallback) {
+      io.err(`${targets.reason}\nanalytic answers for common GPUs follow; name one with --gpu ID (see \`vramfit gpus\`) or --memory SIZE`);
+    }
+    io.out(renderSeqTable(results));
+  }
+  return results.some((r) => r.seq === 0) ? ExitStatus.doesNotFit : ExitStatus.ok;
+}
+
+function renderSeqTable(results: SeqResult[]): string {
+  const rows = results.map((r) => [
+    r.device.ordinal !== null ? `${r.device.ordinal}: ${r.device.name}` : (r.device.id ?? r.device.name),
+    r.source,
+    formatBytes(r.device.freeBytes),
+    formatBytes(r.budgetBytes),
+    r.seq === 0 ? "does not fit" : r.limitedBy === "context" ? `${r.seq} (context length)` : String(r.seq),
+    r.seq === 0 ? "-" : formatBytes(r.bytesAtBatch),
+    r.source === "device" ? `${r.probes} (predicted ${r.predictedSeq})` : "-",
+    formatDuration(r.elapsedMs),
+  ]);
+  return renderTable(["target", "source", "free", "budget", "max seq", "uses", "probes", "time"], rows);
+}
