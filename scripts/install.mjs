@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // npm's install hook: use the prebuilt addon, else build from source; never fail the install.
 // Order: an addon already built (build/Release) → prebuilds/<platform>-<arch>/vramfit.node →
-// cmake-js → node-gyp. When nothing loads, vramfit still runs analytically, and the reasons and the
-// fix are kept in build/vramfit-install.json, where `vramfit info` reads them.
+// cmake-js → node-gyp. A prebuild that is there but does not load (too old a glibc, musl, another
+// arch) is reported with why, then built from source where a compiler is. When nothing loads,
+// vramfit still runs analytically, and the reasons and the fix are kept in
+// build/vramfit-install.json, where `vramfit info` reads them (docs/install.md).
 // VRAMFIT_BUILD_FROM_SOURCE=1 (or npm's npm_config_build_from_source=true) skips the prebuild.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -16,19 +18,27 @@ const built = join(root, "build", "Release", "vramfit.node");
 const prebuilt = join(root, "prebuilds", platform, "vramfit.node");
 const record = join(root, "build", "vramfit-install.json");
 
-/** Why the addon at `path` does not load here, or undefined when it does (a prebuild for another libc, say). */
+// A source checkout (src/ is not in the package): `npm ci` runs `prepare`, which builds everything.
+if (existsSync(join(root, "src", "index.ts"))) process.exit(0);
+
+// The loader's own explanation of a mismatch with this machine (dist/ is in the package; in a checkout it may not be built yet).
+const { explainLoadFailure } = await import("../dist/native/prebuildCompatibility.js");
+
+/**
+ * Why the addon at `path` does not load here, or undefined when it does: the loader's error, and
+ * when the machine is the cause, why (another arch, musl, the glibc found against the one required).
+ */
 function loadFailure(path) {
   if (!existsSync(path)) return "not found";
   try {
     const addon = createRequire(import.meta.url)(path);
     return typeof addon.loadDriver === "function" ? undefined : "not vramfit's addon";
   } catch (error) {
-    return String(error.message).split("\n")[0];
+    const message = String(error.message).split("\n")[0];
+    const why = explainLoadFailure(path, message);
+    return why ? `${message}: ${why}` : message;
   }
 }
-
-// A source checkout (src/ is not in the package): `npm ci` runs `prepare`, which builds everything.
-if (existsSync(join(root, "src", "index.ts"))) process.exit(0);
 
 const fromSource = [process.env.VRAMFIT_BUILD_FROM_SOURCE, process.env.npm_config_build_from_source].some((v) => /^(1|true)$/i.test(v ?? ""));
 const attempts = [];
@@ -40,6 +50,7 @@ for (const path of fromSource ? [built] : [built, prebuilt]) {
     process.exit(0);
   }
   attempts.push({ tool: relative(root, path), ok: false, reason: failure });
+  if (path === prebuilt && failure !== "not found") console.log(`vramfit: ${relative(root, path)} does not load here (${failure}); building from source`);
 }
 
 // Only the addon: the simulated driver is for vramfit's own tests.

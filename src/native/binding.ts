@@ -5,6 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { VramfitError } from "../errors.js";
 import type { Addon, DriverInfo, NvmlInfo } from "./addonTypes.js";
+import { explainLoadFailure } from "./prebuildCompatibility.js";
 
 /** No library, and why: what both loaders return instead of throwing. */
 type Unavailable = { kind: "none"; reason: string; code: string };
@@ -40,20 +41,25 @@ export function addonCandidates(explicitPath?: string): string[] {
 function loadAddon(explicitPath?: string): Addon | { reason: string } {
   const require = createRequire(import.meta.url);
   const tried: string[] = [];
+  let present = false;
   for (const path of addonCandidates(explicitPath)) {
     if (!existsSync(path)) {
       tried.push(`${path} (not found)`);
       continue;
     }
+    present = true;
     try {
       const addon = require(path) as Addon;
       addon.setErrorClass(VramfitError);
       return addon;
     } catch (error) {
-      tried.push(`${path} (${(error as Error).message.split("\n")[0]})`);
+      const message = (error as Error).message.split("\n")[0]!;
+      // Why, where the machine is the cause: another arch, musl, or the glibc found against the one required.
+      const why = explainLoadFailure(path, message);
+      tried.push(`${path} (${message}${why ? `: ${why}` : ""})`);
     }
   }
-  return { reason: `native addon not found: tried ${tried.join("; ")}; ${howToGetAddon()}` };
+  return { reason: `native addon ${present ? "does not load" : "not found"}: tried ${tried.join("; ")}; ${howToGetAddon()}` };
 }
 
 /**

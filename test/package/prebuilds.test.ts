@@ -1,0 +1,206 @@
+// The gate on the prebuilds (as node-pty's verify-glibc-requirements.sh): every packed .node needs
+// nothing above GLIBC_2.28 and no GLIBCXX_/CXXABI_; the packed tarball installs with npm and runs
+// `vramfit info --json` inside a Debian bullseye root (glibc 2.31) with this machine's Node copied
+// in and no compiler on the PATH; a prebuild that needs a newer glibc is reported by `vramfit info`
+// with the glibc found and required and the fix; and on linux-arm64, under qemu with the official
+// arm64 Node, npm installs the tarball and the CLI measures an arm64 build of the simulated driver,
+// an integrated (Jetson) GPU included. What cannot run here skips with the reason in its title.
+import { spawnSync } from "node:child_process";
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GLIBC_FLOOR, floorViolations, symbolRequirements } from "../../scripts/prebuild-check.mjs";
+import { foreignNode } from "../../scripts/prebuild-node.mjs";
+import { inRoot, withRootMounts } from "../../scripts/prebuild-root.mjs";
+import { onPath } from "../../scripts/build-native.mjs";
+import { root } from "../cli/runCli.js";
+import { PREBUILT_ARCHES, prebuildState, titled } from "./prebuildState.js";
+
+const GiB = 2 ** 30;
+const found = prebuildState();
+const rootPath = found.ready ? found.rootPath : "";
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), "vramfit-prebuilds-")));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const H100 = "NVIDIA H100 80GB HBM3:85520809984:3221225472";
+const GH200 = "NVIDIA GH200 480GB:102005473280:0";
+const ORIN = `Jetson AGX Orin:${32 * GiB}:${GiB}:integrated=1`;
+const MEMINFO_8GIB = join(root, "test", "fixtures", "meminfo", "8GiB-available.txt");
+const simulator = (arch: string) => join(root, "build", `prebuild-${arch}`, "Release", "libcudasim.so");
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The tarball users get: `npm pack` of this tree (dist/ and prebuilds/ as built). */
+let tarball = "";
+let packed: string[] = [];
+beforeAll(() => {
+  const pack = spawnSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", scratch], { cwd: root, encoding: "utf8" });
+  if (pack.status !== 0) throw new Error(`npm pack failed:\n${pack.stderr}`);
+  const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
+  tarball = join(scratch, info!.filename);
+  packed = info!.files.map((f) => f.path);
+}, 120_000);
+
+const objdump = onPath("objdump");
+describe("every packed .node: nothing above GLIBC_2.28, no GLIBCXX_ or CXXABI_ (objdump -T)", () => {
+  it.skipIf(!found.ready || !objdump)(titled(objdump ? "linux-x64 and linux-arm64 are both in the tarball, and each meets the floor" : "objdump -T [skipped: objdump is not installed: apt-get install binutils]", found), () => {
+    const nodes = packed.filter((f) => f.endsWith(".node")).sort();
+    expect(nodes).toEqual(PREBUILT_ARCHES.map((arch) => `prebuilds/linux-${arch}/vramfit.node`).sort());
+    for (const file of nodes) {
+      const requirements = symbolRequirements(join(root, file));
+      if (!requirements.ok) throw new Error(requirements.reason);
+      // The report's objdump summary: each file's newest GLIBC_ version.
+      console.log(`${file}: GLIBC_${requirements.glibcMax} at most (${requirements.glibc.map((v: string) => `GLIBC_${v}`).join(" ")}), C++ runtime: ${requirements.cxx.length === 0 ? "none" : requirements.cxx.join(" ")}`);
+      expect(floorViolations(join(root, file)), file).toEqual([]);
+      expect(requirements.glibcMax!.localeCompare(GLIBC_FLOOR, "en", { numeric: true }), file).toBeLessThanOrEqual(0);
+      // What the loader is told the prebuild needs is what objdump reads.
+      const manifest = JSON.parse(readFileSync(join(root, dirname(file), "vramfit.json"), "utf8")) as { glibc: string; floor: string };
+      expect(manifest).toMatchObject({ glibc: requirements.glibcMax, floor: GLIBC_FLOOR });
+    }
+  });
+});
+
+// --- Debian bullseye (glibc 2.31), x64 -----------------------------------------------------------
+
+/**
+ * A directory laid out for the root: Node copied in (bin/node, with its headers' prefix), npm
+ * (mounted from this machine) and sh on a PATH with no compiler, an app, a cache.
+ */
+function bullseyeHome(name: string): { home: string; env: Record<string, string> } {
+  const home = join(scratch, name);
+  const bin = join(home, "bin");
+  mkdirSync(join(home, "node", "bin"), { recursive: true });
+  mkdirSync(bin);
+  mkdirSync(join(home, "app"));
+  copyFileSync(realpathSync(process.execPath), join(home, "node", "bin", "node"));
+  symlinkSync(join(home, "node", "bin", "node"), join(bin, "node"));
+  symlinkSync(join(npmDir(), "bin", "npm-cli.js"), join(bin, "npm"));
+  symlinkSync("/bin/sh", join(bin, "sh")); // the root's sh: npm runs scripts with it
+  writeFileSync(join(home, "app", "package.json"), JSON.stringify({ name: "consumer", private: true, allowScripts: { vramfit: true } }));
+  const env = { PATH: bin, HOME: home, XDG_CACHE_HOME: join(home, "cache"), npm_config_cache: join(home, "npm-cache"), npm_config_update_notifier: "false" };
+  return { home, env };
+}
+
+/** npm's own directory on this machine (mounted into the root at the same path). */
+function npmDir(): string {
+  const cli = realpathSync(spawnSync("sh", ["-c", "command -v npm"], { encoding: "utf8" }).stdout.trim());
+  return dirname(dirname(cli));
+}
+
+/** Runs argv inside the bullseye root, in `cwd`, with exactly `env`; the scratch directory, this tree and npm mounted at their paths. */
+function inBullseye(home: string, cwd: string, env: Record<string, string>, argv: string[]): Run {
+  const [command, ...args] = inRoot(rootPath, cwd, env, argv);
+  const run = withRootMounts(rootPath, [scratch, realpathSync(root), npmDir()], command!, args, { encoding: "utf8" });
+  return { status: run.status, stdout: run.stdout ?? "", stderr: `${run.stderr ?? ""}${run.error?.message ?? ""}` };
+}
+
+describe("in a Debian bullseye root (glibc 2.31) with Node copied in, no compiler on the PATH", () => {
+  it.skipIf(!found.ready)(titled("npm installs the tarball, the install hook picks prebuilds/linux-x64, and vramfit info --json measures the simulated GPU", found), () => {
+    const { home, env } = bullseyeHome("x64");
+    const app = join(home, "app");
+    const glibc = inBullseye(home, app, env, ["node", "-p", "process.report.getReport().header.glibcVersionRuntime"]);
+    expect(glibc.stdout.trim()).toBe("2.31");
+    const install = inBullseye(home, app, env, ["npm", "install", "--offline", "--no-audit", "--no-fund", "--foreground-scripts", "--omit=optional", tarball]);
+    expect(install.status, install.stderr).toBe(0);
+    expect(install.stdout).toContain("vramfit: native addon prebuilds/linux-x64/vramfit.node");
+    const vramfit = join(app, "node_modules", "vramfit", "bin", "vramfit.js");
+    const info = inBullseye(home, app, { ...env, VRAMFIT_CUDA_LIBRARY: simulator("x64"), CUDASIM_DEVICES: H100 }, ["node", vramfit, "info", "--json"]);
+    expect(info.stderr).toBe("");
+    // The same device, and the same free memory, as this machine's own build reports.
+    const here = spawnSync(process.execPath, [join(root, "bin", "vramfit.js"), "info", "--json"], { env: { PATH: process.env.PATH ?? "", VRAMFIT_CUDA_LIBRARY: join(root, "build", "Release", "libcudasim.so"), CUDASIM_DEVICES: H100 }, encoding: "utf8" });
+    const [device] = (JSON.parse(here.stdout) as { devices: { uuid: string; freeBytes: number }[] }).devices;
+    expect(JSON.parse(info.stdout)).toMatchObject({ backend: "cuda", reason: null, devices: [{ name: "NVIDIA H100 80GB HBM3", totalBytes: 85_520_809_984, uuid: device!.uuid, freeBytes: device!.freeBytes }] });
+  }, 180_000);
+
+  it.skipIf(!found.ready)(titled("a prebuild that needs a newer glibc: info names its error, glibc 2.31 against the one required, and the fix; analytic answers still work", found), () => {
+    const { home, env } = bullseyeHome("old-glibc");
+    const app = join(home, "app");
+    const install = inBullseye(home, app, env, ["npm", "install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--omit=optional", tarball]);
+    expect(install.status, install.stderr).toBe(0);
+    // This machine's own build of the addon (glibc 2.36) stands for a prebuild made on too new a system.
+    const installed = join(app, "node_modules", "vramfit");
+    const hostBuilt = join(root, "build", "Release", "vramfit.node");
+    const needs = symbolRequirements(hostBuilt);
+    if (!needs.ok) throw new Error(needs.reason);
+    copyFileSync(hostBuilt, join(installed, "prebuilds", "linux-x64", "vramfit.node"));
+    writeFileSync(join(installed, "prebuilds", "linux-x64", "vramfit.json"), JSON.stringify({ glibc: needs.glibcMax, floor: GLIBC_FLOOR }));
+    const hook = inBullseye(home, installed, env, ["node", "scripts/install.mjs"]);
+    expect(hook.status).toBe(0);
+    expect(hook.stderr).toMatch(/prebuilds\/linux-x64\/vramfit\.node: .*version `GLIBC(XX)?_[\d.]+' not found.*: this system has glibc 2\.31; the prebuild needs glibc 2\.3\d or newer/);
+    const vramfit = join(installed, "bin", "vramfit.js");
+    const info = inBullseye(home, app, { ...env, VRAMFIT_CUDA_LIBRARY: simulator("x64"), CUDASIM_DEVICES: H100 }, ["node", vramfit, "info"]);
+    expect(info.status).toBe(0);
+    const text = `${info.stdout}${info.stderr}`;
+    expect(text).toMatch(/^backend {2}none: native addon does not load: /);
+    expect(text).toContain(`this system has glibc 2.31; the prebuild needs glibc ${needs.glibcMax} or newer`);
+    expect(text).toMatch(/version `GLIBC(XX)?_[\d.]+' not found/);
+    expect(text).toContain("npm rebuild vramfit");
+    expect(text).not.toMatch(/\n\s+at /); // no stack trace
+    const batch = inBullseye(home, app, env, ["node", vramfit, "batch", "--gpu", "H100-80GB", "--params", "1e9", "--per-sample", "1GiB", "--json"]);
+    expect(batch.status).toBe(0);
+    expect(JSON.parse(batch.stdout)).toMatchObject({ source: "analytic" });
+  }, 180_000);
+});
+
+// --- linux-arm64 under qemu ----------------------------------------------------------------------
+
+const qemu = onPath("qemu-aarch64-static");
+const armNode = found.ready && qemu ? foreignNode("arm64") : { ok: false as const, reason: qemu ? "no prebuilds" : "qemu-aarch64-static is not installed: apt-get install qemu-user-static" };
+const armState = !found.ready ? found : armNode.ok ? found : { ready: false as const, reason: armNode.reason };
+
+describe("linux-arm64 under qemu-aarch64-static, with the official arm64 Node and the root's arm64 glibc 2.31", () => {
+  let armHome = "";
+  let armEnv: Record<string, string> = {};
+  let installRun: Run;
+  beforeAll(() => {
+    if (!armState.ready || !armNode.ok) return;
+    // `node` on this PATH is the arm64 Node under qemu, so npm and the install hook it starts run as arm64.
+    armHome = join(scratch, "arm64");
+    const bin = join(armHome, "bin");
+    mkdirSync(bin, { recursive: true });
+    mkdirSync(join(armHome, "app"));
+    writeFileSync(join(bin, "node"), `#!/bin/sh\nexec ${qemu} -L ${join(rootPath, "usr", "aarch64-linux-gnu")} ${armNode.path} "$@"\n`, { mode: 0o755 });
+    writeFileSync(join(bin, "npm"), `#!/bin/sh\nexec ${join(bin, "node")} ${join(npmDir(), "bin", "npm-cli.js")} "$@"\n`, { mode: 0o755 });
+    symlinkSync("/bin/sh", join(bin, "sh"));
+    writeFileSync(join(armHome, "app", "package.json"), JSON.stringify({ name: "consumer", private: true, allowScripts: { vramfit: true } }));
+    armEnv = { PATH: bin, HOME: armHome, XDG_CACHE_HOME: join(armHome, "cache"), npm_config_cache: join(armHome, "npm-cache"), npm_config_update_notifier: "false" };
+    const run = spawnSync(join(bin, "npm"), ["install", "--offline", "--no-audit", "--no-fund", "--foreground-scripts", "--omit=optional", tarball], { cwd: join(armHome, "app"), env: armEnv, encoding: "utf8" });
+    installRun = { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  }, 300_000);
+
+  const armCli = (args: string[], env: Record<string, string> = {}): Run => {
+    const run = spawnSync(join(armHome, "bin", "node"), [join(armHome, "app", "node_modules", "vramfit", "bin", "vramfit.js"), ...args], { env: { ...armEnv, ...env }, encoding: "utf8" });
+    return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  };
+
+  it.skipIf(!armState.ready)(titled("npm installs the tarball with no compiler, and the install hook picks prebuilds/linux-arm64", armState), () => {
+    expect(installRun.status, installRun.stderr).toBe(0);
+    expect(installRun.stdout).toContain("vramfit: native addon prebuilds/linux-arm64/vramfit.node");
+  });
+
+  it.skipIf(!armState.ready)(titled("vramfit info and a batch on a GH200 measure the arm64 simulated driver", armState), () => {
+    const gpu = { VRAMFIT_CUDA_LIBRARY: simulator("arm64"), CUDASIM_DEVICES: GH200 };
+    const info = armCli(["info", "--json"], gpu);
+    expect(info.stderr).toBe("");
+    expect(JSON.parse(info.stdout)).toMatchObject({ backend: "cuda", devices: [{ name: "NVIDIA GH200 480GB", totalBytes: 102_005_473_280 }] });
+    const batch = armCli(["batch", "--params", "1e9", "--per-sample", "1GiB", "--json"], gpu);
+    expect(batch.stderr).toBe("");
+    const answer = JSON.parse(batch.stdout) as { source: string; batchSize: number; probes: number };
+    expect(answer.source).toBe("device");
+    expect(answer.probes).toBeGreaterThan(0);
+    expect(answer.batchSize).toBeGreaterThan(0);
+  }, 120_000);
+
+  it.skipIf(!armState.ready)(titled("a Jetson's integrated memory: the budget is what the OS can give (MemAvailable), as on x64", armState), () => {
+    // The same case as test/cli/unusualDevices.test.ts: 1e8 parameters (1,604,321,280 B with the
+    // allocator's pages) and 256 MiB a sample in 8 GiB: 26.
+    const run = armCli(["batch", "--params", "1e8", "--per-sample", "256MiB", "--json"], { VRAMFIT_CUDA_LIBRARY: simulator("arm64"), CUDASIM_DEVICES: ORIN, VRAMFIT_PROC_MEMINFO: MEMINFO_8GIB });
+    expect(run.stderr).toBe("");
+    expect(JSON.parse(run.stdout)).toMatchObject({ source: "device", batchSize: 26, budgetBytes: 8 * GiB, device: { freeBytes: 8 * GiB } });
+  }, 120_000);
+});
