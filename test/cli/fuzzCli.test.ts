@@ -7,14 +7,16 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { OPTIONS } from "../../src/cli/options.js";
+import { FUZZ_SCALE, runs, tally, writeTallies, type Tally } from "../fuzz/tally.js";
 import { lockDir, nvmlSimulator, root, simulatedGpus, simulator, startCli, type CliRun } from "./runCli.js";
 
 const SEED = 4_242;
-const IN_PROCESS_RUNS = 1500;
-const SPAWNED_RUNS = 24;
+// Times VRAMFIT_FUZZ_SCALE; scripts/fuzz.mjs runs more, for docs/reliability.md's figures.
+const IN_PROCESS_RUNS = runs(1500);
+const SPAWNED_RUNS = runs(24);
 const GPU = "NVIDIA H100 80GB HBM3:85520809984:3221225472";
 
 const scratch = mkdtempSync(join(tmpdir(), "vramfit-fuzz-"));
@@ -22,6 +24,16 @@ const brokenJson = join(scratch, "broken.json");
 const emptyArray = join(scratch, "array.json");
 writeFileSync(brokenJson, '{ "model_type": "llama", ');
 writeFileSync(emptyArray, "[]");
+// Past the input limits: nesting, a dimension, the layers, a long string (each refused in one line).
+const deepJson = join(scratch, "deep.json");
+writeFileSync(deepJson, `${"[".repeat(100_000)}${"]".repeat(100_000)}`);
+const TRANSFORMER = { kind: "transformer", hiddenSize: 64, layers: 2, heads: 4, vocabSize: 100, maxPositions: 64 };
+const wideJson = join(scratch, "wide.json");
+writeFileSync(wideJson, JSON.stringify({ ...TRANSFORMER, hiddenSize: 1e15 }));
+const layersJson = join(scratch, "layers.json");
+writeFileSync(layersJson, JSON.stringify({ ...TRANSFORMER, layers: 10_000_000 }));
+const longJson = join(scratch, "long.json");
+writeFileSync(longJson, JSON.stringify({ ...TRANSFORMER, name: "n".repeat(1_000_000) }));
 const fixture = (path: string) => resolve(root, "test", "fixtures", path);
 
 const junk = fc.oneof(
@@ -32,7 +44,23 @@ const junk = fc.oneof(
 const mostly = (good: fc.Arbitrary<string>) => fc.oneof({ weight: 5, arbitrary: good }, { weight: 1, arbitrary: junk });
 const size = mostly(fc.constantFrom("1GiB", "512MiB", "80GB", "0", "1e9", "7e9", "1.5GiB", "8PiB", "9PiB", "0.3GiB", "1.3", "16G", "2GiB", "100MiB"));
 const count = mostly(fc.oneof(fc.integer({ min: 0, max: 70 }).map(String), fc.constantFrom("7e9", "1e6", "4096", "1.5", "-3", "1e16", "128", "512")));
-const files = fc.constantFrom(fixture("hf/gpt2.json"), fixture("hf/llama-2-7b-hf.json"), fixture("spec/tiny-llama.json"), fixture("spec/small-resnet.json"), fixture("spec/affine.json"), brokenJson, emptyArray, "/nonexistent.json", scratch);
+const files = fc.constantFrom(
+  fixture("hf/gpt2.json"),
+  fixture("hf/llama-2-7b-hf.json"),
+  fixture("spec/tiny-llama.json"),
+  fixture("spec/small-resnet.json"),
+  fixture("spec/affine.json"),
+  brokenJson,
+  emptyArray,
+  "/nonexistent.json",
+  scratch,
+  deepJson,
+  wideJson,
+  layersJson,
+  longJson,
+  "/dev/zero",
+  "/dev/null",
+);
 
 /** Values worth trying for each option, by its name. */
 function valuesFor(flag: string): fc.Arbitrary<string> {
@@ -44,7 +72,7 @@ function valuesFor(flag: string): fc.Arbitrary<string> {
     "--checkpointing": ["full", "selective", "none", "half"],
     "--offload": ["optimizer", "params", "both", "none", "disk"],
     "--zero": ["0", "1", "2", "3", "4"],
-    "--device": ["0", "all", "1", "7", "-1", "x"],
+    "--device": ["0", "all", "1", "7", "-1", "x", "GPU-00000000-0000-0000-0000-000000000000", "MIG-x"],
     "--gpu": ["H100-80GB", "A100-40GB", "rtx-4090", "h100-80gv", "T4"],
     "--model": ["gpt2", "bert-large", "resnet50", "llama-2-7b", "vit-base", "gtp2", "nonesuch"],
     "--lock-timeout": ["0", "1s", "500ms", "2m", "soon", "-1"],
@@ -95,20 +123,27 @@ function expectSaneNumbers(value: unknown, path = "$"): void {
   }
 }
 
-function expectWellBehaved(args: readonly string[], result: CliRun): void {
-  const where = `vramfit ${args.map((a) => JSON.stringify(a)).join(" ")}\nstdout: ${result.stdout.slice(0, 400)}\nstderr: ${result.stderr}`;
+function expectWellBehaved(args: readonly string[], result: CliRun, t: Tally): void {
+  const where = `vramfit ${args.map((a) => JSON.stringify(a)).join(" ")}\nstdout: ${result.stdout.slice(0, 400)}\nstderr: ${result.stderr.slice(0, 2000)}`;
   // A job run by --exec that fails by itself (not out of memory) leaves nothing to answer: exit 4, one line saying so.
   const jobFailed = args.includes("--exec") && result.status === 4 && /^vramfit: .*the job (failed|could not)/m.test(result.stderr);
+  const stackTrace = /\n\s+at .+:\d+:\d+/.test(result.stderr) || /internal error/.test(result.stderr);
+  if (stackTrace) t.stackTraces += 1;
+  else if (!jobFailed && ![0, 1, 2, 3].includes(result.status ?? -1)) t.wrongStatuses += 1;
+  else if (result.status === 2 || result.status === 3 || jobFailed) t.rejections += 1;
+  else t.answers += 1;
   if (!jobFailed) expect([0, 1, 2, 3], where).toContain(result.status);
   expect(result.stderr, where).not.toMatch(/\n\s+at .+:\d+:\d+/); // no stack trace
   expect(result.stderr, where).not.toMatch(/internal error/);
+  // An error echoes a short excerpt of what it was given, never a whole file's field.
+  expect(result.stderr.length, where).toBeLessThan(4000);
   if (result.status === 2 || result.status === 3) {
     expect(result.stdout, where).toBe("");
     const lines = result.stderr.trimEnd().split("\n");
-    // Bad input (2) is one line. No GPU (3) is one line too, after any warning about the command
-    // itself (batch --exec warns about a job that ignores its batch before it looks for a GPU).
-    if (result.status === 2) expect(lines, where).toHaveLength(1);
-    else expect(lines.slice(0, -1).every((line) => line.startsWith("warning: ")), where).toBe(true);
+    // One error line (`vramfit: …`), after at most a warning about the command itself: batch --exec
+    // warns about a job that ignores its batch before it resolves the device or looks for a GPU.
+    expect(lines.at(-1), where).toMatch(/^vramfit: /);
+    expect(lines.slice(0, -1).every((line) => line.startsWith("warning: ")), where).toBe(true);
     return;
   }
   if (result.stdout.trimStart().startsWith("{") || result.stdout.trimStart().startsWith("[")) {
@@ -119,19 +154,31 @@ function expectWellBehaved(args: readonly string[], result: CliRun): void {
   expect(result.stdout, where).not.toMatch(/(^|[\s(])-\d+(\.\d+)? (B|KiB|MiB|GiB|TiB|PiB)\b/m);
 }
 
-async function runInProcess(args: readonly string[]): Promise<CliRun> {
+async function runInProcess(args: readonly string[], t: Tally): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
-  const io = { out: (t: string) => void (stdout += t.endsWith("\n") ? t : `${t}\n`), err: (t: string) => void (stderr += t.endsWith("\n") ? t : `${t}\n`) };
+  const io = { out: (text: string) => void (stdout += text.endsWith("\n") ? text : `${text}\n`), err: (text: string) => void (stderr += text.endsWith("\n") ? text : `${text}\n`) };
   let timer: NodeJS.Timeout | undefined;
-  const hang = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`hung: ${args.join(" ")}`)), 10_000)));
+  const hang = new Promise<never>(
+    (_, reject) =>
+      (timer = setTimeout(() => {
+        t.hangs += 1;
+        reject(new Error(`hung: ${args.join(" ")}`));
+      }, 10_000)),
+  );
+  const started = performance.now();
+  t.inputs += 1;
   try {
     const status = await Promise.race([run(args, io), hang]);
     return { status, stdout, stderr };
   } finally {
     clearTimeout(timer);
+    t.slowestMs = Math.max(t.slowestMs, performance.now() - started);
   }
 }
+
+const TALLY = { inProcess: tally("the CLI in process (argument vectors)"), spawned: tally("the CLI as a process (argument vectors)") };
+afterAll(() => writeTallies("fuzzCli"));
 
 beforeAll(() => {
   // The in-process backend: one simulated H100 (and its NVML), so device paths are fuzzed too.
@@ -142,21 +189,25 @@ beforeAll(() => {
 describe(`the CLI, fuzzed (seed ${SEED})`, () => {
   it(`${IN_PROCESS_RUNS} generated argument vectors in process: a result, or one line with exit 2`, async () => {
     await fc.assert(
-      fc.asyncProperty(argv, async (args) => expectWellBehaved(args, await runInProcess(args))),
+      fc.asyncProperty(argv, async (args) => expectWellBehaved(args, await runInProcess(args, TALLY.inProcess), TALLY.inProcess)),
       { seed: SEED, numRuns: IN_PROCESS_RUNS },
     );
-  }, 120_000);
+  }, 120_000 * FUZZ_SCALE);
 
   it(`${SPAWNED_RUNS} of them through the real process: the same, with real exit statuses`, async () => {
     const sample = fc.sample(argv, { seed: SEED + 1, numRuns: SPAWNED_RUNS });
     const env = simulatedGpus(GPU, { VRAMFIT_NVML_LIBRARY: nvmlSimulator });
     for (let i = 0; i < sample.length; i += 4) {
       const batch = sample.slice(i, i + 4);
-      const runs = await Promise.all(batch.map((args) => startCli(args, env).finished));
-      runs.forEach((result, j) => {
+      const started = performance.now();
+      const results = await Promise.all(batch.map((args) => startCli(args, env).finished));
+      TALLY.spawned.slowestMs = Math.max(TALLY.spawned.slowestMs, performance.now() - started);
+      results.forEach((result, j) => {
+        TALLY.spawned.inputs += 1;
+        if (result.signal !== null) TALLY.spawned.wrongStatuses += 1;
         expect(result.signal, batch[j]!.join(" ")).toBeNull();
-        expectWellBehaved(batch[j]!, result);
+        expectWellBehaved(batch[j]!, result, TALLY.spawned);
       });
     }
-  }, 120_000);
+  }, 120_000 * FUZZ_SCALE);
 });

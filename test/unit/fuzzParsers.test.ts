@@ -4,31 +4,55 @@
 // number silently rounded past 2^53. Fixed seed and counts (stated below), so a failure replays.
 import { readdirSync, readFileSync } from "node:fs";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { parseCount } from "../../src/count.js";
 import { parseDuration } from "../../src/duration.js";
 import { VramfitError } from "../../src/errors.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
+import { checkPlanBytes } from "../../src/plan/planLimits.js";
 import { parseSetup } from "../../src/plan/setup.js";
 import { parseBytes } from "../../src/units.js";
 import { readHfConfig } from "../../src/workload/hfConfig.js";
 import { readSpec } from "../../src/workload/spec.js";
+import { runs, tally, timed, writeTallies, type Tally } from "../fuzz/tally.js";
 
 const SEED = 20_240_917;
-// 9,500 inputs in all, in about 10 s on one core (an HF plan of a 70B model is the costly step).
-const RUNS = { sizes: 4000, counts: 2000, durations: 1000, specs: 1000, hfConfigs: 500 } as const;
+// 9,500 inputs in all (times VRAMFIT_FUZZ_SCALE), in about 10 s on one core (an HF plan of a 70B
+// model is the costly step). scripts/fuzz.mjs runs more, for docs/reliability.md's figures.
+const RUNS = { sizes: runs(4000), counts: runs(2000), durations: runs(1000), specs: runs(1000), hfConfigs: runs(500) } as const;
+const TALLY = {
+  sizes: tally("parseBytes (sizes)"),
+  counts: tally("parseCount (counts)"),
+  durations: tally("parseDuration (durations)"),
+  specs: tally("readSpec (--spec files)"),
+  hfConfigs: tally("readHfConfig (--hf-config files)"),
+  plans: tally("buildPlan (plans of the accepted files)"),
+};
+afterAll(() => writeTallies("fuzzParsers"));
 const MAX = 2n ** 53n;
 
-/** The value, or the one-line ERR_INVALID_ARGUMENT naming `option`; anything else fails the property. */
-function outcome<T>(option: string, body: () => T): { value: T } | { rejected: string } {
-  try {
-    return { value: body() };
-  } catch (error) {
-    if (!(error instanceof VramfitError) || error.code !== "ERR_INVALID_ARGUMENT") throw error;
-    expect(error.message).not.toContain("\n");
-    if (option) expect(error.message.startsWith(`${option}: expected `)).toBe(true);
-    return { rejected: error.message };
-  }
+/**
+ * The value, or the one-line ERR_INVALID_ARGUMENT naming `option`; anything else (a TypeError, a
+ * RangeError: what a user would see as a stack trace) is counted and fails the property.
+ */
+function outcome<T>(option: string, body: () => T, t: Tally): { value: T } | { rejected: string } {
+  return timed(t, () => {
+    let value: T;
+    try {
+      value = body();
+    } catch (error) {
+      if (!(error instanceof VramfitError) || error.code !== "ERR_INVALID_ARGUMENT") {
+        t.stackTraces += 1;
+        throw error;
+      }
+      expect(error.message).not.toContain("\n");
+      if (option) expect(error.message.startsWith(`${option}: expected `)).toBe(true);
+      t.rejections += 1;
+      return { rejected: error.message };
+    }
+    t.answers += 1;
+    return { value };
+  });
 }
 
 // Numbers the way people (and typos) write them.
@@ -65,7 +89,7 @@ describe(`parseBytes (${RUNS.sizes} generated sizes, seed ${SEED})`, () => {
   it("is exact: a whole size up to 2^53 comes back to the byte, anything larger is rejected, never rounded into range", () => {
     fc.assert(
       fc.property(decimalText, unit, fc.constantFrom("", " ", "  "), (number, u, space) => {
-        const result = outcome("--memory", () => parseBytes(`${number.text}${space}${u}`, "--memory"));
+        const result = outcome("--memory", () => parseBytes(`${number.text}${space}${u}`, "--memory"), TALLY.sizes);
         const scale = UNITS[u.toLowerCase()];
         if (scale === undefined) {
           expect("rejected" in result).toBe(true);
@@ -108,7 +132,7 @@ describe(`parseBytes (${RUNS.sizes} generated sizes, seed ${SEED})`, () => {
   it("answers anything else with a whole number of bytes in [0, 2^53] or one line naming the option", () => {
     fc.assert(
       fc.property(junk, (text) => {
-        const result = outcome("--need", () => parseBytes(text, "--need"));
+        const result = outcome("--need", () => parseBytes(text, "--need"), TALLY.sizes);
         if ("value" in result) expect(Number.isInteger(result.value) && result.value >= 0 && result.value <= 2 ** 53).toBe(true);
       }),
       { seed: SEED, numRuns: RUNS.sizes / 4 },
@@ -120,7 +144,7 @@ describe(`parseCount and parseDuration (${RUNS.counts} + ${RUNS.durations} gener
   it("a count is an exact whole number ≥ min and below 2^53, or one line", () => {
     fc.assert(
       fc.property(fc.oneof(decimalText.map((d) => d.text), junk), fc.constantFrom(0, 1), (text, min) => {
-        const result = outcome("--batch", () => parseCount("--batch", text, min));
+        const result = outcome("--batch", () => parseCount("--batch", text, min), TALLY.counts);
         if (!("value" in result)) return;
         expect(Number.isSafeInteger(result.value) && result.value >= min).toBe(true);
         const match = /^([0-9]*)(?:\.([0-9]*))?(?:e\+?([0-9]+))?$/i.exec(text.trim())!;
@@ -134,7 +158,7 @@ describe(`parseCount and parseDuration (${RUNS.counts} + ${RUNS.durations} gener
   it("a duration is whole milliseconds in [0, a day], or one line", () => {
     fc.assert(
       fc.property(fc.oneof(fc.tuple(decimalText.map((d) => d.text), fc.constantFrom("", "s", "ms", "m", "h", " s")).map(([a, b]) => a + b), junk), (text) => {
-        const result = outcome("--lock-timeout", () => parseDuration("--lock-timeout", text));
+        const result = outcome("--lock-timeout", () => parseDuration("--lock-timeout", text), TALLY.durations);
         if ("value" in result) expect(Number.isSafeInteger(result.value) && result.value >= 0 && result.value <= 86_400_000).toBe(true);
       }),
       { seed: SEED, numRuns: RUNS.durations },
@@ -142,11 +166,17 @@ describe(`parseCount and parseDuration (${RUNS.counts} + ${RUNS.durations} gener
   });
 });
 
-// JSON values of every type, and numbers that break naive code. (Counts stay below a few
-// thousand: a plan is built per layer, and 100,000 layers takes seconds to plan, not a fuzz step.)
+/** A JSON value nested `depth` levels deep. */
+const nested = (depth: number): unknown => Array.from({ length: depth }).reduce<unknown>((inner) => [inner], 0);
+
+// JSON values of every type, numbers that break naive code, and values past the input limits:
+// a layer count or dimension past its limit is refused before anything is built, so the huge
+// ones cost nothing; deep nesting and long strings are refused in one line.
 const nasty = fc.oneof(
   fc.integer({ min: -5, max: 2048 }),
   fc.constantFrom(0, -1, 0.5, 1e308, -1e308, 2 ** 53, 2 ** 53 + 2, 1e-300, 4096, 32, 7),
+  fc.constantFrom(1000, 1001, 10_000_000, 2 ** 24, 2 ** 24 + 1, 1e15),
+  fc.constantFrom(nested(63), nested(65), nested(2_000), "x".repeat(300), "x".repeat(1_000_000)),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.string({ maxLength: 6 }),
   fc.boolean(),
@@ -156,20 +186,32 @@ const nasty = fc.oneof(
 );
 const setup = parseSetup({});
 
-/** A plan built from the workload has finite, non-negative bytes everywhere, or is refused in one line. */
+/**
+ * A plan built from the workload has exact (whole, ≤ 2^53), non-negative bytes everywhere, or is
+ * refused in one line (as the CLI and planMemory refuse it: checkPlanBytes).
+ */
 function expectSanePlan(workload: Parameters<typeof buildPlan>[0]): void {
-  const result = outcome("", () => buildPlan(workload, setup));
+  const result = outcome(
+    "",
+    () => {
+      const plan = buildPlan(workload, setup);
+      checkPlanBytes(plan);
+      return plan;
+    },
+    TALLY.plans,
+  );
   if (!("value" in result)) return;
-  expect(Number.isFinite(result.value.parameterCount) && result.value.parameterCount >= 0).toBe(true);
+  expect(Number.isSafeInteger(result.value.parameterCount) && result.value.parameterCount >= 0).toBe(true);
   for (const tensor of result.value.tensors) {
-    expect(Number.isFinite(tensor.fixedBytes) && tensor.fixedBytes >= 0, `${tensor.name}.fixedBytes = ${tensor.fixedBytes}`).toBe(true);
-    expect(Number.isFinite(tensor.perSampleBytes) && tensor.perSampleBytes >= 0, `${tensor.name}.perSampleBytes = ${tensor.perSampleBytes}`).toBe(true);
+    expect(Number.isSafeInteger(tensor.fixedBytes) && tensor.fixedBytes >= 0, `${tensor.name}.fixedBytes = ${tensor.fixedBytes}`).toBe(true);
+    expect(Number.isSafeInteger(tensor.perSampleBytes) && tensor.perSampleBytes >= 0, `${tensor.name}.perSampleBytes = ${tensor.perSampleBytes}`).toBe(true);
   }
 }
 
 /** Every path into a JSON value (objects and arrays), the value itself first. */
 function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
   const found = [prefix];
+  if (prefix.length > 70) return found; // past the nesting limit: the reader refuses it anyway
   if (Array.isArray(value)) value.forEach((v, i) => found.push(...paths(v, [...prefix, i])));
   else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) found.push(...paths(v, [...prefix, k]));
   return found;
@@ -217,7 +259,7 @@ describe(`readSpec (${RUNS.specs} generated specs, seed ${SEED})`, () => {
     let accepted = 0;
     fc.assert(
       fc.property(spec, (json) => {
-        const result = outcome("", () => readSpec("model.json", json));
+        const result = outcome("", () => readSpec("model.json", json), TALLY.specs);
         if ("rejected" in result) {
           expect(result.rejected).toMatch(/model\.json/);
           return;
@@ -241,7 +283,7 @@ describe(`readHfConfig (${RUNS.hfConfigs} generated configs, seed ${SEED})`, () 
     let accepted = 0;
     fc.assert(
       fc.property(config, (json) => {
-        const result = outcome("", () => readHfConfig("config.json", json));
+        const result = outcome("", () => readHfConfig("config.json", json), TALLY.hfConfigs);
         if ("rejected" in result) {
           expect(result.rejected).toMatch(/config\.json/);
           return;
