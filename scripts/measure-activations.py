@@ -47,8 +47,9 @@ def storage_bytes(t: torch.Tensor) -> int:
     return t.storage().nbytes()
 
 
-def saved_bytes(model: torch.nn.Module, batch: int) -> dict:
-    """Bytes of the distinct storages autograd saves in one forward pass and loss, at `batch`."""
+def saved_while(model: torch.nn.Module, forward):
+    """Runs `forward()` (one forward pass and its loss, which it returns) and records the distinct
+    storages autograd saves meanwhile, parameters and buffers excluded: (loss, their bytes)."""
     excluded = {storage_key(p) for p in model.parameters()} | {storage_key(b) for b in model.buffers()}
     saved: dict[int, int] = {}
     dtypes: Counter = Counter()
@@ -60,15 +61,20 @@ def saved_bytes(model: torch.nn.Module, batch: int) -> dict:
             dtypes[str(t.dtype)] += storage_bytes(t)
         return t
 
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = forward()
+    return loss, {"bytes": sum(saved.values()), "tensors": len(saved), "bytesByDtype": dict(dtypes)}
+
+
+def saved_bytes(model: torch.nn.Module, batch: int) -> dict:
+    """Bytes of the distinct storages autograd saves in one forward pass and loss, at `batch`."""
     torch.manual_seed(0)
     images = torch.randn(batch, 3, IMAGE, IMAGE)
     targets = torch.randint(0, 1000, (batch,))
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        logits = model(images)
-        loss = torch.nn.functional.cross_entropy(logits, targets)
+    loss, result = saved_while(model, lambda: torch.nn.functional.cross_entropy(model(images), targets))
     loss.backward()  # proves the graph is whole; the hooks above saw every saved tensor
     model.zero_grad(set_to_none=True)
-    return {"bytes": sum(saved.values()), "tensors": len(saved), "bytesByDtype": dict(dtypes)}
+    return result
 
 
 def measure(name: str) -> dict:
@@ -101,28 +107,15 @@ def unet_latent() -> int:
 
 def unet_saved_bytes(model: torch.nn.Module, batch: int) -> dict:
     """Like saved_bytes, for the UNet's inputs: latents, timesteps, text context; MSE loss against the noise."""
-    excluded = {storage_key(p) for p in model.parameters()} | {storage_key(b) for b in model.buffers()}
-    saved: dict[int, int] = {}
-    dtypes: Counter = Counter()
-
-    def pack(t: torch.Tensor):
-        key = storage_key(t)
-        if key not in excluded and key not in saved:
-            saved[key] = storage_bytes(t)
-            dtypes[str(t.dtype)] += storage_bytes(t)
-        return t
-
     torch.manual_seed(0)
     latent = unet_latent()
     latents = torch.randn(batch, 4, latent, latent)
     timesteps = torch.randint(0, 1000, (batch,))
     context = torch.randn(batch, 77, 1024)
     noise = torch.randn(batch, 4, latent, latent)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        prediction = model(latents, timesteps, context)
-        loss = torch.nn.functional.mse_loss(prediction, noise)
-    del loss, prediction  # the graph, and with it every saved tensor, is freed before the next run
-    return {"bytes": sum(saved.values()), "tensors": len(saved), "bytesByDtype": dict(dtypes)}
+    loss, result = saved_while(model, lambda: torch.nn.functional.mse_loss(model(latents, timesteps, context), noise))
+    del loss  # the graph, and with it every saved tensor, is freed before the next run
+    return result
 
 
 def measure_unet() -> dict:

@@ -1,6 +1,5 @@
 // LoRA adapters on a frozen model and quantized weights: PEFT's trainable counts, QLoRA's bits, what stays 16-bit, what is saved.
 import { describe, expect, test } from "vitest";
-import { VramfitError } from "../../src/errors.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { loraParameterCount, parseLoraTargets } from "../../src/plan/lora.js";
 import { bytesByCategory, type MemoryPlan } from "../../src/plan/memoryPlan.js";
@@ -8,6 +7,7 @@ import { bitsPerWeight, quantizedMatrixBytes } from "../../src/plan/quantization
 import { parseSetup, type RunSetup } from "../../src/plan/setup.js";
 import { presetWorkload } from "../../src/workload/presets.js";
 import type { TransformerArchitecture } from "../../src/workload/transformer.js";
+import { invalidMessage } from "./invalidMessage.js";
 
 const architecture = (name: string): TransformerArchitecture => {
   const w = presetWorkload(name);
@@ -131,15 +131,6 @@ describe("QLoRA: vramfit plan --model llama-3-8b --lora-rank 16 --weights nf4 --
 });
 
 describe("options that do not fit together are one-line errors", () => {
-  const message = (f: () => unknown): string => {
-    try {
-      f();
-    } catch (error) {
-      expect(error).toBeInstanceOf(VramfitError);
-      return (error as Error).message;
-    }
-    throw new Error("no error");
-  };
   test.each([
     [{ weights: "nf4" }, /--weights: expected --lora-rank R with it, or --mode infer/],
     [{ mode: "train", kvCache: "fp8" }, /--kv-cache: expected --mode infer/],
@@ -148,6 +139,6 @@ describe("options that do not fit together are one-line errors", () => {
     [{ loraRank: 0 }, /--lora-rank/],
     [{ mode: "infer", weights: "int3" }, /--weights: expected one of fp16, bf16, fp8, int8, nf4, int4/],
   ])("%o", (options, expected) => {
-    expect(message(() => parseSetup(options as Parameters<typeof parseSetup>[0]))).toMatch(expected);
+    expect(invalidMessage(() => parseSetup(options as Parameters<typeof parseSetup>[0]))).toMatch(expected);
   });
 });

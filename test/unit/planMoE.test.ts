@@ -1,10 +1,10 @@
 // A mixture of experts (Mixtral 8x7B): every expert resident, expert parallelism, the router, routed-token activations.
 import { describe, expect, test } from "vitest";
-import { VramfitError } from "../../src/errors.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { bytesByCategory, type MemoryPlan } from "../../src/plan/memoryPlan.js";
 import { parseSetup, type RunSetup } from "../../src/plan/setup.js";
 import { presetWorkload } from "../../src/workload/presets.js";
+import { invalidMessage } from "./invalidMessage.js";
 
 const mixtral = presetWorkload("mixtral-8x7b")!;
 const plan = (setup: Partial<RunSetup>): MemoryPlan => buildPlan(mixtral, { mode: "train", precision: "bf16", optimizer: "adamw", seq: 1024, ...setup });
@@ -67,23 +67,14 @@ describe("activations of a routed layer (Hugging Face's MixtralSparseMoeBlock)",
 });
 
 describe("options that do not apply", () => {
-  const message = (f: () => unknown): string => {
-    try {
-      f();
-    } catch (error) {
-      expect(error).toBeInstanceOf(VramfitError);
-      return (error as Error).message;
-    }
-    throw new Error("no error");
-  };
   test.each([
     [{ ep: 3, gpus: 3 }, /--ep: expected a divisor of the 8 experts/],
     [{ ep: 2 }, /--ep: expected a divisor of --gpus \(1\)/],
   ])("%o", (setup, expected) => {
-    expect(message(() => plan(setup))).toMatch(expected);
+    expect(invalidMessage(() => plan(setup))).toMatch(expected);
   });
   test("a capacity factor below 1 or not a number", () => {
-    expect(message(() => parseSetup({ capacityFactor: "0.5" }))).toMatch(/--capacity-factor: expected a number from 1 to 64/);
-    expect(message(() => parseSetup({ capacityFactor: "x" }))).toMatch(/--capacity-factor/);
+    expect(invalidMessage(() => parseSetup({ capacityFactor: "0.5" }))).toMatch(/--capacity-factor: expected a number from 1 to 64/);
+    expect(invalidMessage(() => parseSetup({ capacityFactor: "x" }))).toMatch(/--capacity-factor/);
   });
 });

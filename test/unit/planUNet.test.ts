@@ -1,7 +1,6 @@
 // Stable Diffusion 2.1's UNet: parameter counts, what autograd saves (against PyTorch), and the plan's options.
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { VramfitError } from "../../src/errors.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { bytesByCategory, peakPhase, phasesOf, type MemoryPlan } from "../../src/plan/memoryPlan.js";
 import type { RunSetup } from "../../src/plan/setup.js";
@@ -10,6 +9,7 @@ import { parameterCount } from "../../src/workload/parameterCount.js";
 import { presetWorkload } from "../../src/workload/presets.js";
 import { transformerParameterCount } from "../../src/workload/transformer.js";
 import { sd21UNet, traceUNet } from "../../src/workload/unet.js";
+import { invalidMessage } from "./invalidMessage.js";
 
 const unet = presetWorkload("sd2.1-unet")!;
 const plan = (setup: Partial<RunSetup>): MemoryPlan => buildPlan(unet, { mode: "train", precision: "fp32", optimizer: "adamw", ...setup });
@@ -104,17 +104,8 @@ describe("the plan", () => {
   });
 
   test("options that do not apply are one-line errors", () => {
-    const message = (f: () => unknown): string => {
-      try {
-        f();
-      } catch (error) {
-        expect(error).toBeInstanceOf(VramfitError);
-        return (error as Error).message;
-      }
-      throw new Error("no error");
-    };
-    expect(message(() => plan({ image: 500 }))).toMatch(/--image.*multiple of 8/);
-    expect(message(() => plan({ seq: 77 }))).toMatch(/--seq/);
-    expect(message(() => plan({ checkpointing: "selective" }))).toMatch(/none or full/);
+    expect(invalidMessage(() => plan({ image: 500 }))).toMatch(/--image.*multiple of 8/);
+    expect(invalidMessage(() => plan({ seq: 77 }))).toMatch(/--seq/);
+    expect(invalidMessage(() => plan({ checkpointing: "selective" }))).toMatch(/none or full/);
   });
 });
