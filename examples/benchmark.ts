@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
-import { VramfitError, backend, exitStatusOf, findMaxBatch, memGetInfo, parseBytes, parseCount, parseSetup, planMemory, resolveWorkload, type BatchResult, type MemoryPlan } from "vramfit";
+import { VramfitError, backend, exitStatusOf, findMaxBatch, memGetInfo, parseCount, parseReserve, parseSetup, planMemory, resolveWorkload, type BatchResult, type MemoryPlan } from "vramfit";
 
 const { values } = parseArgs({
   options: {
@@ -16,7 +16,8 @@ const { values } = parseArgs({
     precision: { type: "string" },
     optimizer: { type: "string" },
     device: { type: "string", default: "0" },
-    reserve: { type: "string", default: "0" },
+    // Headroom: a size or a percentage of the total (default: the library's, 5% of the total).
+    reserve: { type: "string" },
     steps: { type: "string", default: "20" },
     out: { type: "string" },
   },
@@ -33,7 +34,8 @@ try {
   device = parseCount("--device", values.device, 0);
   steps = parseCount("--steps", values.steps);
   // Measured on the GPU; with none, predicted for an H100 so the script still produces a record.
-  fit = await findMaxBatch(plan, { device, reserveBytes: parseBytes(values.reserve, "--reserve"), fallback: { gpu: "H100-80GB" } });
+  const reserve = values.reserve === undefined ? {} : parseReserve(values.reserve, "--reserve");
+  fit = await findMaxBatch(plan, { device, ...reserve, fallback: { gpu: "H100-80GB" } });
 } catch (error) {
   if (!(error instanceof VramfitError)) throw error;
   console.error(`benchmark: ${error.message}`);

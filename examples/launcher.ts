@@ -7,7 +7,7 @@
 // GPU it exits 3 (give --gpu ID to dry-run against a catalog GPU).
 import { spawn } from "node:child_process";
 import { parseArgs } from "node:util";
-import { VramfitError, exitStatusOf, findMaxBatch, formatBytes, parseBytes, parseCount, parseSetup, planMemory, resolveWorkload, type BatchResult, type MemoryPlan } from "vramfit";
+import { VramfitError, exitStatusOf, findMaxBatch, formatBytes, parseCount, parseReserve, parseSetup, planMemory, resolveWorkload, type BatchResult, type MemoryPlan } from "vramfit";
 
 const { values, positionals: trainer } = parseArgs({
   allowPositionals: true,
@@ -20,8 +20,9 @@ const { values, positionals: trainer } = parseArgs({
     checkpointing: { type: "string" },
     device: { type: "string", default: "0" },
     gpu: { type: "string" },
-    // Room for what the plan does not hold: the framework's caching allocator, NCCL buffers, …
-    reserve: { type: "string", default: "1GiB" },
+    // Headroom for what the plan does not hold (NCCL buffers, cuDNN's workspaces, …): a size or a
+    // percentage of the total; default: the library's, 5% of the total.
+    reserve: { type: "string" },
     "multiple-of": { type: "string", default: "1" },
     "global-batch": { type: "string" },
   },
@@ -41,7 +42,7 @@ try {
   );
   multiple = parseCount("--multiple-of", values["multiple-of"]);
   globalBatch = values["global-batch"] === undefined ? undefined : parseCount("--global-batch", values["global-batch"]);
-  const target = values.gpu ? { gpu: values.gpu } : { device: parseCount("--device", values.device, 0), reserveBytes: parseBytes(values.reserve, "--reserve") };
+  const target = values.gpu ? { gpu: values.gpu } : { device: parseCount("--device", values.device, 0), ...(values.reserve === undefined ? {} : parseReserve(values.reserve, "--reserve")) };
   fit = await findMaxBatch(plan, target);
 } catch (error) {
   if (!(error instanceof VramfitError)) throw error;

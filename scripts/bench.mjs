@@ -73,7 +73,7 @@ const { bisect1024, lightningBinsearch } = await import("./batch-searches.mjs");
 const { listPresets, presetWorkload } = await import("../dist/workload/presets.js");
 const { analyticBatch, deviceBatch } = await import("../dist/fit/findMaxBatch.js");
 const { deviceFits } = await import("../dist/fit/device.js");
-const { allocationSizes } = await import("../dist/plan/memoryPlan.js");
+const { deviceAllocations } = await import("../dist/fit/allocator.js");
 
 // --- statistics -------------------------------------------------------------------------------
 
@@ -218,12 +218,17 @@ async function nativeOverhead(addon) {
     return { calls, medianUs: round(median(us), 2), p90Us: round(quantile(us, 0.9), 2) };
   };
   const plan = planFor("resnet152", { mode: "train", precision: "fp32", optimizer: "momentum", image: 224 });
-  const sizes = allocationSizes(plan, 64);
+  // What a probe allocates: the segments PyTorch's caching allocator would hold at batch 64.
+  const sizes = deviceAllocations(plan, 64, "pytorch");
   return {
     driver: "build/Release/libcudasim.so (simulated)",
     memGetInfo: await measure(() => addon.memGetInfo(0)),
     emptyProbe: await measure(() => addon.probe(0, [], { touch: false })),
-    resnet152Batch64Probe: { tensors: sizes.length, touch: true, ...(await measure(() => addon.probe(0, sizes, { touch: true }))) },
+    resnet152Batch64Probe: { allocations: sizes.length, touch: true, ...(await measure(() => addon.probe(0, sizes, { touch: true }))) },
+    // The cost of touching (cuMemsetD8 + synchronize) against allocating only: on the simulator
+    // a memset writes nothing, so this is the call overhead alone; scripts/gpu-validate.mjs
+    // measures it on a GPU (touchCost).
+    resnet152Batch64ProbeUntouched: { allocations: sizes.length, touch: false, ...(await measure(() => addon.probe(0, sizes, { touch: false }))) },
   };
 }
 
@@ -235,9 +240,11 @@ async function searchSweep(addon, devices) {
     const { freeBytes } = await addon.memGetInfo(device.ordinal);
     for (const workload of sweepWorkloads) {
       const plan = planFor(workload.model, workload.setup);
-      // A user's routine meets the device directly: every trial is a real allocation.
-      const rawFits = async (batch) => (await addon.probe(device.ordinal, allocationSizes(plan, batch), { touch: true })).fits;
-      const seeded = await deviceBatch(addon, device, plan);
+      // A user's routine meets the device directly: every trial is a real allocation of the
+      // segments the job would hold. No reserve and no job context here, for any of the searches:
+      // the sweep compares how they search, on the same question.
+      const rawFits = async (batch) => (await addon.probe(device.ordinal, deviceAllocations(plan, batch, "pytorch"), { touch: true })).fits;
+      const seeded = await deviceBatch({ kind: "device", addon, device }, plan, { reserveBytes: 0, jobContextBytes: 0, lock: false });
       // The truth, checked independently of the search: b fits and b + 1 does not.
       const truth = seeded.batchSize;
       const verified = (truth === 0 || (await rawFits(truth))) && !(await rawFits(truth + 1));
@@ -247,7 +254,7 @@ async function searchSweep(addon, devices) {
       const seedErrors = {};
       if (truth > 0) {
         for (const factor of [0.5, 0.9, 1.1, 2]) {
-          const evaluator = deviceFits(addon, device.ordinal, plan, freeBytes, true);
+          const evaluator = deviceFits(addon, device.ordinal, plan, { allocator: "pytorch", floorBytes: 0, touch: true });
           const result = await searchMaxBatch(evaluator.fits, { seed: Math.max(1, Math.round(truth * factor)) });
           if (result.batchSize !== truth) throw new Error(`seed ×${factor} found ${result.batchSize}, not ${truth}`);
           seedErrors[`x${factor}`] = evaluator.probes();

@@ -159,6 +159,8 @@ const report = {
         wallSeconds: Number(torchWall),
         maxMemoryAllocatedBytes: torch.atBatch?.maxMemoryAllocatedBytes ?? null,
         maxMemoryReservedBytes: torch.atBatch?.maxMemoryReservedBytes ?? null,
+        segmentBytes: torch.atBatch?.segmentBytes ?? null,
+        contextBytes: torch.atBatch?.contextBytes ?? null,
         allocatedBetweenStepsBytes: torch.allocatedBetweenStepsBytes ?? null,
         batchRefits: torch.atBatch?.fits ?? null,
       }
@@ -171,7 +173,7 @@ report.wallSecondsRatio = ratio(report.torch.wallSeconds, report.vramfit.wallSec
 report.searchSecondsRatio = ratio(report.torch.searchSeconds, typeof report.vramfit.elapsedMs === "number" ? report.vramfit.elapsedMs / 1000 : null);
 report.withinTenPercent = report.batchRatio === null ? null : Math.abs(report.batchRatio - 1) <= 0.1;
 if (plan && torch) {
-  // The model's tensors at PyTorch's batch (the CUDA context left out: max_memory_allocated has none).
+  // The model at PyTorch's batch: the emulated segments (the CUDA context left out: PyTorch's counters have none).
   const modelBytes = plan.totalBytes - (plan.breakdown?.context ?? 0);
   report.atTorchBatch = {
     batch: plan.batch,
@@ -179,6 +181,12 @@ if (plan && torch) {
     breakdown: plan.breakdown,
     torchMaxMemoryAllocatedBytes: report.torch.maxMemoryAllocatedBytes,
     modelOverTorch: ratio(modelBytes, report.torch.maxMemoryAllocatedBytes),
+    // The allocator emulation against PyTorch's own: its segments at their peak (plan's totalBytes
+    // less the context) over max_memory_reserved(), and the job context assumed over the measured.
+    emulatedReservedBytes: modelBytes,
+    emulatedOverTorchReserved: ratio(modelBytes, report.torch.maxMemoryReservedBytes),
+    jobContextBytes: plan.breakdown?.context ?? null,
+    jobContextOverTorch: ratio(plan.breakdown?.context ?? null, report.torch.contextBytes),
   };
 }
 fs.writeFileSync(`${dir}/${model}.json`, JSON.stringify(report, null, 2) + "\n");

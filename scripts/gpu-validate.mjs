@@ -56,7 +56,19 @@ if (backend.kind === "none") {
   report.backend = { kind: "none", reason: backend.reason };
   finish(1);
 }
-const addon = showProbes(backend.addon, progress, () => `validate: ${step}`);
+const { addon } = backend;
+const onProbe = showProbes(progress, () => `validate: ${step}`);
+/** addon.probe, shown on the progress line like the library's own probes. */
+const probe = async (sizes, options) => {
+  const event = { ordinal, batch: 0 };
+  onProbe?.({ ...event, phase: "start", bytes: sizes.reduce((a, b) => a + b, 0), allocations: sizes.length });
+  let result;
+  try {
+    return (result = await addon.probe(ordinal, sizes, options));
+  } finally {
+    onProbe?.({ ...event, phase: "end", fits: result?.fits ?? false, limit: result?.limit ?? null });
+  }
+};
 report.backend = { kind: "cuda", driverVersion: backend.driver.version, library: backend.driver.libraryPath };
 const device = (await addon.devices()).find((d) => d.ordinal === ordinal);
 if (!device) {
@@ -66,7 +78,7 @@ if (!device) {
 report.device = device;
 
 // 1. Context creation (the first memGetInfo retains the primary context), then steady-state calls.
-step = "1/10 context creation";
+step = "1/13 context creation";
 progress.update(`validate: ${step}`);
 const first = await timed(() => addon.memGetInfo(ordinal));
 report.timingsMs.contextCreationAndFirstMemGetInfo = first.ms;
@@ -75,7 +87,7 @@ for (let i = 0; i < 50; i += 1) calls.push((await timed(() => addon.memGetInfo(o
 report.timingsMs.memGetInfoMedian = median(calls);
 
 // 2. info against nvidia-smi (which counts memory in MiB; our context is part of its "used").
-step = "2/10 info against nvidia-smi";
+step = "2/13 info against nvidia-smi";
 progress.update(`validate: ${step}`);
 const smi = nvidiaSmi();
 const mem = await addon.memGetInfo(ordinal);
@@ -95,7 +107,7 @@ if (Array.isArray(smi)) {
 }
 
 // 3. The probe boundary: the largest single allocation that fits, found by bisection in granules.
-step = "3/10 probe boundary";
+step = "3/13 probe boundary";
 progress.update(`validate: ${step}`);
 const baseline = (await addon.memGetInfo(ordinal)).freeBytes;
 let low = 0; // granules known to fit
@@ -104,10 +116,10 @@ let boundaryProbes = 0;
 while (high - low > 1) {
   const middle = Math.floor((low + high) / 2);
   boundaryProbes += 1;
-  if ((await addon.probe(ordinal, [middle * GRANULE], { touch: false })).fits) low = middle;
+  if ((await probe([middle * GRANULE], { touch: false })).fits) low = middle;
   else high = middle;
 }
-const oneMore = await addon.probe(ordinal, [high * GRANULE], { touch: false });
+const oneMore = await probe([high * GRANULE], { touch: false });
 check("probeBoundary", !oneMore.fits && low > 0, {
   freeBytes: baseline,
   largestAllocationBytes: low * GRANULE,
@@ -116,33 +128,33 @@ check("probeBoundary", !oneMore.fits && low > 0, {
 });
 
 // 4. No leak: 100 probes, fitting and not, touched and not; free memory back at its baseline.
-step = "4/10 100 probes, no leak";
+step = "4/13 100 probes, no leak";
 progress.update(`validate: ${step}`);
 const before = (await addon.memGetInfo(ordinal)).freeBytes;
 let fitted = 0;
 for (let i = 0; i < 100; i += 1) {
   const sizes = i % 2 === 0 ? [256 * MiB, 64 * MiB + 1, 1] : [Math.floor(before / 2), Math.floor(before / 2), GiB];
-  const result = await addon.probe(ordinal, sizes, { touch: i % 4 === 0 });
+  const result = await probe(sizes, { touch: i % 4 === 0 });
   if (result.fits) fitted += 1;
 }
 const after = (await addon.memGetInfo(ordinal)).freeBytes;
 check("noLeakAfter100Probes", after === before, { freeBefore: before, freeAfter: after, probesThatFit: fitted });
 
 // 5. One probe's time: 1 GiB in 4 tensors, touched.
-step = "5/10 probe timing";
+step = "5/13 probe timing";
 progress.update(`validate: ${step}`);
 const probeTimes = [];
-for (let i = 0; i < 5; i += 1) probeTimes.push((await timed(() => addon.probe(ordinal, [GiB / 4, GiB / 4, GiB / 4, GiB / 4], { touch: true }))).ms);
+for (let i = 0; i < 5; i += 1) probeTimes.push((await timed(() => probe([GiB / 4, GiB / 4, GiB / 4, GiB / 4], { touch: true }))).ms);
 report.timingsMs.probe1GiBTouchedMedian = median(probeTimes);
 
 // 6. A batch search: 1e9 parameters in fp32 with SGD, 512 MiB per sample.
-step = "6/10 batch search";
+step = "6/13 batch search";
 progress.update(`validate: ${step}`);
 const plan = buildPlan(
   { kind: "affine", parameterCount: 1e9, perSampleBytes: 512 * MiB, fixedBytes: 0 },
   { mode: "train", precision: "fp32", optimizer: "sgd" },
 );
-const search = await deviceBatch(addon, device, plan, { touch: true });
+const search = await deviceBatch({ kind: "device", addon, device, nvml: await openNvml() }, plan, { touch: true, ...(onProbe && { onProbe }) });
 check("batchSearch", search.batchSize > 0 && search.probes <= 3, {
   batchSize: search.batchSize,
   predictedBatchSize: search.predictedBatchSize,
@@ -169,7 +181,7 @@ const nvmlUsed = async () => {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const workload = ["--params", "1e9", "--per-sample", "512MiB", "--precision", "fp32", "--optimizer", "sgd", "--device", String(ordinal)];
 
-step = "7/10 NVML against nvidia-smi";
+step = "7/13 NVML against nvidia-smi";
 progress.update(`validate: ${step}`);
 if (nvml.kind !== "nvml") {
   check("nvmlMatchesNvidiaSmi", null, { skipped: `NVML: ${nvml.reason}` });
@@ -184,7 +196,7 @@ if (nvml.kind !== "nvml") {
   });
 }
 
-step = "8/10 vramfit info creates no context";
+step = "8/13 vramfit info creates no context";
 progress.update(`validate: ${step}`);
 if (nvml.kind !== "nvml") {
   check("infoCreatesNoContext", null, { skipped: `NVML: ${nvml.reason}` });
@@ -208,7 +220,7 @@ if (nvml.kind !== "nvml") {
   });
 }
 
-step = "9/10 SIGINT during a probe";
+step = "9/13 SIGINT during a probe";
 progress.update(`validate: ${step}`);
 if (nvml.kind !== "nvml") {
   check("sigintDuringProbe", null, { skipped: `NVML: ${nvml.reason}` });
@@ -244,7 +256,7 @@ if (nvml.kind !== "nvml") {
   });
 }
 
-step = "10/10 concurrent vramfit processes";
+step = "10/13 concurrent vramfit processes";
 progress.update(`validate: ${step}`);
 const alone = await cli(["batch", ...workload, "--json"]).finished;
 const aloneAnswer = alone.status === 0 ? JSON.parse(alone.stdout).batchSize : undefined;
@@ -255,6 +267,75 @@ check("concurrentProcesses", aloneAnswer !== undefined && answers.every((a) => a
   together: answers,
   waited: together.filter((r) => /is probing this device; waiting/.test(r.stderr)).length,
 });
+
+// 11-13: the context model, what touching costs, and what keeping the context warm saves (issue 11).
+const library = await import("../dist/index.js");
+const heldByThisProcess = async () => {
+  const entry = (await nvml.addon.nvmlDevices()).find((d) => d.uuid?.slice(4) === device.uuid.slice(4));
+  return entry?.processes?.find((p) => p.pid === process.pid)?.usedBytes ?? 0;
+};
+
+step = "11/13 vramfit's own context, released";
+progress.update(`validate: ${step}`);
+if (nvml.kind !== "nvml") {
+  check("contextReleased", null, { skipped: `NVML: ${nvml.reason}` });
+} else {
+  // The addon has held this device's context since step 1: NVML's figure for this process is its
+  // cost (what the device search credits against the job's context), then nothing once released.
+  await addon.memGetInfo(ordinal);
+  const ownContextBytes = await heldByThisProcess();
+  await addon.releaseDevice(ordinal);
+  await sleep(100);
+  const afterRelease = await heldByThisProcess();
+  const result = await library.findMaxBatch(plan, { device: ordinal });
+  await sleep(100);
+  const afterLibraryCall = await heldByThisProcess();
+  check("contextReleased", afterRelease === 0 && afterLibraryCall === 0, {
+    ownContextBytes,
+    jobContextBytes: result.jobContextBytes,
+    ownContextBytesSeenBySearch: result.ownContextBytes,
+    heldAfterReleaseBytes: afterRelease,
+    heldAfterFindMaxBatchBytes: afterLibraryCall,
+  });
+}
+
+step = "12/13 the cost of touching";
+progress.update(`validate: ${step}`);
+{
+  // A quarter of the free memory in 1 GiB allocations, written (cuMemsetD8 + synchronize) or not:
+  // touching stays the default only while this difference is small next to a search.
+  const free = (await addon.memGetInfo(ordinal)).freeBytes;
+  const sizes = Array.from({ length: Math.max(1, Math.floor(free / 4 / GiB)) }, () => GiB);
+  const touched = [];
+  const untouched = [];
+  for (let i = 0; i < 3; i += 1) {
+    touched.push((await timed(() => probe(sizes, { touch: true }))).ms);
+    untouched.push((await timed(() => probe(sizes, { touch: false }))).ms);
+  }
+  const bytes = sizes.reduce((a, b) => a + b, 0);
+  const touchMs = median(touched) - median(untouched);
+  check("touchCost", null, {
+    bytes,
+    touchedMedianMs: median(touched),
+    untouchedMedianMs: median(untouched),
+    touchMsPerGiB: touchMs / (bytes / GiB),
+  });
+}
+
+step = "13/13 keeping the context warm";
+progress.update(`validate: ${step}`);
+{
+  // Each call without keepWarm creates the context and gives it back; with it, the second call
+  // finds the context there.
+  await addon.releaseDevices();
+  const cold = [];
+  for (let i = 0; i < 3; i += 1) cold.push((await timed(() => library.findMaxBatch(plan, { device: ordinal }))).ms);
+  await library.findMaxBatch(plan, { device: ordinal, keepWarm: true });
+  const warm = [];
+  for (let i = 0; i < 3; i += 1) warm.push((await timed(() => library.findMaxBatch(plan, { device: ordinal, keepWarm: true }))).ms);
+  await library.releaseDevices();
+  check("keepWarm", null, { coldMedianMs: median(cold), warmMedianMs: median(warm), savedMs: median(cold) - median(warm) });
+}
 
 finish(Object.values(report.checks).every((c) => c.pass !== false) ? 0 : 1);
 

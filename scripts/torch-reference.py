@@ -397,6 +397,13 @@ def reference(name, args, device):
     at_batch = trial(trainer, batch, args.steps_per_trial, device)
     if device.type == "cuda":
         at_batch["maxMemoryReservedBytes"] = torch.cuda.max_memory_reserved(device)
+        # The segments the caching allocator holds after those steps (largest first), to set against
+        # vramfit's emulation of it, and what the process holds besides them: its CUDA context and
+        # the kernels cuBLAS and cuDNN loaded by now (vramfit's --job-context; docs/memory-model.md).
+        # total - free counts every process: run on an otherwise idle GPU.
+        at_batch["segmentBytes"] = sorted((s["total_size"] for s in torch.cuda.memory_snapshot()), reverse=True)
+        free, total = torch.cuda.mem_get_info(device)
+        at_batch["contextBytes"] = total - free - torch.cuda.memory_reserved(device)
     else:
         at_batch["maxMemoryAllocatedBytes"] = None
         at_batch["maxMemoryReservedBytes"] = None

@@ -69,6 +69,11 @@ export const ExitStatus = {
   failure: 4,
   /** Another vramfit process kept the device locked past --lock-timeout: try again later. */
   deviceBusy: 5,
+  /**
+   * A partial result: every healthy device answered (and fits), but at least one device failed
+   * (its row carries the error). Distinct from 1: "does not fit" is certain, this is not.
+   */
+  partial: 6,
   /** 128 + the signal's number, as shells report a process killed by it. */
   interruptedBySigint: 130,
   interruptedBySigterm: 143,

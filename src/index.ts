@@ -1,14 +1,18 @@
 // The library: one import for scripts — device inventory, the batch search, checks and plans.
-import { findGpu } from "./devices/catalog.js";
-import { inventory, type DeviceReport } from "./devices/inventory.js";
+import { inventory, processesOf, matchDevices, type DeviceReport, type ProcessUsage } from "./devices/inventory.js";
+import { onDevice } from "./devices/perDevice.js";
 import { VramfitError } from "./errors.js";
-import { checkAnalytic, checkOnDevice, type CheckResult } from "./fit/checkFits.js";
+import { checkAnalytic, checkOnDevice, checkOnNvml, type CheckResult } from "./fit/checkFits.js";
+import type { JobModelOptions } from "./fit/charges.js";
+import { readWithoutContext } from "./fit/deviceMemory.js";
+import type { ProbeEvent } from "./fit/device.js";
 import { analyticBatch, deviceBatch, type BatchResult, type SearchLimits } from "./fit/findMaxBatch.js";
 import { analyticSeq, deviceSeq, seqSearchFor, type SeqResult } from "./fit/findMaxSeq.js";
+import { resolveTargets as resolveTargetSpec, selectDevices, type ResolvedTargets, type TargetSpec } from "./fit/resolveTargets.js";
 import type { BudgetLimits } from "./fit/budget.js";
-import type { AnalyticTarget, DeviceSummary, GpuModel } from "./fit/target.js";
-import type { Addon, NativeDevice, NativeMemInfo } from "./native/addonTypes.js";
-import { openBackend, openNvml, type Backend, type BackendOptions } from "./native/binding.js";
+import type { AnalyticTarget, DeviceSummary, DeviceTarget, GpuModel, Target } from "./fit/target.js";
+import type { NativeDevice, NativeMemInfo } from "./native/addonTypes.js";
+import { openBackend, openNvml, openedBackend, type Backend, type BackendOptions, type NvmlBackend } from "./native/binding.js";
 import type { DeviceLockOptions } from "./devices/deviceLock.js";
 import { buildPlan } from "./plan/buildPlan.js";
 import { hostBytes as planHostBytes, type MemoryPlan } from "./plan/memoryPlan.js";
@@ -23,6 +27,7 @@ import {
   validatePlan,
   validatePlanMemory,
   validateSetupOptions,
+  validateTargetSpec,
 } from "./validate.js";
 import type { Workload } from "./workload/workload.js";
 
@@ -32,10 +37,12 @@ export { parseCount, type CountLimit } from "./count.js";
 export { searchMaxBatch, type FitsFunction, type SearchOptions, type SearchResult } from "./fit/search.js";
 export type { SeqResult } from "./fit/findMaxSeq.js";
 export type { BatchResult, CheckResult, DeviceReport, MemoryPlan, GpuModel, Backend };
-export type { BackendOptions, BudgetLimits, DeviceSummary, NativeDevice, NativeMemInfo, SearchLimits };
-export type { DriverInfo, NativeComputeMode } from "./native/addonTypes.js";
+export type { BackendOptions, BudgetLimits, DeviceSummary, NativeDevice, NativeMemInfo, SearchLimits, JobModelOptions, ProbeEvent };
+export type { TargetSpec, ResolvedTargets, Target, DeviceTarget, AnalyticTarget, ProcessUsage };
+export type { DeviceReading, DeviceFailure } from "./devices/inventory.js";
+export type { DriverInfo, NativeComputeMode, NativeProbeLimit, NvmlInfo } from "./native/addonTypes.js";
+export type { NvmlBackend } from "./native/binding.js";
 export type { DeviceLockOptions } from "./devices/deviceLock.js";
-export type { ProcessUsage } from "./devices/inventory.js";
 export type { PlannedTensor, Category } from "./plan/memoryPlan.js";
 export type { Workload, AffineWorkload, TransformerWorkload, CnnWorkload } from "./workload/workload.js";
 export { resolveWorkload, type WorkloadInput } from "./workload/resolveWorkload.js";
@@ -44,7 +51,9 @@ export type { RunSetup, SetupOptions } from "./plan/setup.js";
 export { OFFLOAD_KINDS, type Offload } from "./plan/offload.js";
 export { advise, type Advice, type AdviceReport, type AdviceRequest, type AdviceTarget } from "./advice/advise.js";
 export type { AdviceKind } from "./advice/costs.js";
-export type { AllocatorModel } from "./fit/allocator.js";
+export { ALLOCATOR_KINDS, DEFAULT_ALLOCATOR, type AllocatorKind, type AllocatorModel } from "./fit/allocator.js";
+export { DEFAULT_JOB_CONTEXT_BYTES } from "./fit/context.js";
+export { DEFAULT_RESERVE_PERCENT, parseReserve } from "./fit/budget.js";
 export { gpusFit, type FitGpu, type GpuFit, type GpuLayout, type GpusFitOptions } from "./advice/gpusFit.js";
 export {
   findMaxBatchByRunning,
@@ -63,27 +72,15 @@ export type { PeakSource } from "./job/peakSampler.js";
 export type { Calibration } from "./job/calibratedSearch.js";
 export { OUT_OF_MEMORY_PATTERNS, findOutOfMemory, type OutOfMemoryMatch, type OutOfMemoryPattern } from "./job/outOfMemory.js";
 
-/** Where to evaluate: a CUDA ordinal (measured), or an analytic target. */
-export interface TargetSpec {
-  /** CUDA ordinal to measure on (default 0 when a GPU is usable). */
-  device?: number;
-  /** A catalog GPU id (`H100-80GB`) or model: analytic, no device touched. */
-  gpu?: string | GpuModel;
-  /** A raw memory budget in bytes: analytic. */
-  memoryBytes?: number;
-  /** With no usable GPU, answer analytically on this target instead of throwing. */
-  fallback?: { gpu: string | GpuModel } | { memoryBytes: number };
-}
-
-/** Options of {@link findMaxBatch}: where to evaluate, the budget's limits, and how to probe. */
-export interface FindMaxBatchOptions extends TargetSpec, SearchLimits {
+/** How device work is done: probing, cancelling, locking, and what is left behind. */
+export interface DeviceWorkOptions {
   /**
    * Write every probed byte (`cuMemsetD8`) and synchronize, so the memory is really backed
    * (default true); false allocates only: faster, less certain.
    */
   touch?: boolean;
   /**
-   * Cancels the search: between probes, and a probe in flight before its next allocation (it frees
+   * Cancels the work: between probes, and a probe in flight before its next allocation (it frees
    * what it holds); the promise rejects with the signal's reason.
    */
   signal?: AbortSignal;
@@ -92,16 +89,31 @@ export interface FindMaxBatchOptions extends TargetSpec, SearchLimits {
    * process's probes; `ERR_DEVICE_BUSY` after that); false to probe without it.
    */
   lock?: DeviceLockOptions | false;
+  /**
+   * Keep vramfit's CUDA context on the device after the call returns (default false: it is
+   * released, so the job that runs next gets that memory). Repeated calls then skip creating it;
+   * {@link releaseDevices} (or a {@link Session}) gives it back.
+   */
+  keepWarm?: boolean;
+  /** Called as each probe starts and ends (a progress line, a benchmark). */
+  onProbe?: (event: ProbeEvent) => void;
+  /** An already resolved target ({@link resolveTargets}): the target fields are then ignored. */
+  target?: Target;
 }
 
-/** Options of {@link checkFits}: where to evaluate, the budget's limits, and how to probe. */
-export interface CheckFitsOptions extends TargetSpec, SearchLimits {
-  /** Write every probed byte and synchronize (default true); false allocates only. */
-  touch?: boolean;
-  /** Cancels the probe (it frees what it holds); the promise rejects with the signal's reason. */
-  signal?: AbortSignal;
-  /** The cross-process lock on the device, as for {@link findMaxBatch}. */
-  lock?: DeviceLockOptions | false;
+/** Options of {@link findMaxBatch}: where to evaluate, the budget's limits, how the job allocates, and how to probe. */
+export interface FindMaxBatchOptions extends Omit<TargetSpec, "device">, SearchLimits, JobModelOptions, DeviceWorkOptions {
+  /** A CUDA ordinal or a device UUID (default 0 when a GPU is usable). */
+  device?: number | string;
+}
+
+/** Options of {@link checkFits}: as for {@link findMaxBatch}. */
+export interface CheckFitsOptions extends FindMaxBatchOptions {
+  /**
+   * Answer from NVML's free memory where NVML can read the device: no probe and no CUDA context
+   * (what `vramfit check --need` does); the job's whole context is charged. Default false: one probe.
+   */
+  withoutContext?: boolean;
 }
 
 /**
@@ -134,41 +146,45 @@ export function planMemory(workload: Workload, setup: RunSetup): MemoryPlan {
   return plan;
 }
 
-function analyticTarget(spec: { gpu?: string | GpuModel; memoryBytes?: number }): AnalyticTarget | undefined {
-  if (spec.gpu !== undefined) return { kind: "gpu", gpu: typeof spec.gpu === "string" ? findGpu(spec.gpu) : spec.gpu };
-  if (spec.memoryBytes !== undefined) return { kind: "memory", bytes: spec.memoryBytes };
-  return undefined;
+/** The one target a single-target call evaluates on: the caller's, or the spec resolved (a device selection of "all" is refused). */
+async function singleTarget(options: FindMaxBatchOptions): Promise<Target> {
+  if (options.target !== undefined) return options.target;
+  if (options.device === "all") throw new VramfitError("ERR_INVALID_ARGUMENT", "device: expected one device (an ordinal or a UUID), got \"all\"; resolveTargets lists every device");
+  const { targets } = await resolveTargetSpec(options);
+  if (targets.length !== 1) throw new VramfitError("ERR_INVALID_ARGUMENT", `fallback: expected one analytic target for a single answer, got ${targets.length}`);
+  return targets[0]!;
 }
 
-type Resolved = { addon: Addon; device: NativeDevice } | { target: AnalyticTarget; reason?: string };
-
-async function resolve(spec: TargetSpec): Promise<Resolved> {
-  const named = analyticTarget(spec);
-  if (named) return { target: named };
-  const backend = await openBackend();
-  if (backend.kind === "none") {
-    const fallback = spec.fallback && analyticTarget(spec.fallback);
-    if (fallback) return { target: fallback, reason: `no usable GPU: ${backend.reason}` };
-    throw new VramfitError("ERR_GPU_REQUIRED", `no usable GPU: ${backend.reason}`);
+/** Runs device work, then gives vramfit's context on that device back unless asked to keep it warm. */
+async function onDeviceThenRelease<T>(target: DeviceTarget, options: DeviceWorkOptions, work: () => Promise<T>): Promise<T> {
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    // The work's failure is the one to report; a release that fails after it (a lost GPU) adds nothing.
+    if (!options.keepWarm) await target.addon.releaseDevice(target.device.ordinal).catch(() => undefined);
+    throw onDevice(target.device, error);
   }
-  const ordinal = spec.device ?? 0;
-  const device = (await backend.addon.devices()).find((d) => d.ordinal === ordinal);
-  if (!device) throw new VramfitError("ERR_INVALID_DEVICE", `device ${ordinal} does not exist`);
-  return { addon: backend.addon, device };
+  if (!options.keepWarm) await target.addon.releaseDevice(target.device.ordinal).catch((error: unknown) => Promise.reject(onDevice(target.device, error)));
+  return result;
 }
 
 /**
  * The largest batch of `plan` that fits.
  *
- * On a GPU (`device`, default 0) it reads the free memory, predicts the answer for exactly that
- * budget, and verifies it by allocating every tensor of the plan at that batch and the next
- * (two probes when the model is right; on a miss it gallops and bisects). With `gpu` (a catalog
- * id such as `H100-80GB`) or `memoryBytes` it answers analytically and touches no device; with
- * `fallback` it answers analytically on that target when no GPU is usable, with `reason` saying why.
- * There is no upper bound unless `maxBatch` sets one.
+ * On a GPU (`device`, an ordinal or a UUID; default 0) it reads the free memory, predicts the
+ * answer for exactly that budget with the job's allocator (PyTorch's caching allocator by
+ * default) and context, and lets probes decide: it allocates the segments the job would hold at
+ * that batch and the next (two probes when the model is right; on a miss it gallops up or down
+ * and bisects), never taking free memory below the reserve. With `gpu` (a catalog id such as
+ * `H100-80GB`) or `memoryBytes` it answers analytically and touches no device; with `fallback` it
+ * answers analytically on that target when no GPU is usable, with `reason` saying why. There is no
+ * upper bound unless `maxBatch` sets one. The context vramfit created is released when it returns
+ * (`keepWarm` keeps it).
  *
  * @param plan - What to fit, from {@link planMemory}.
- * @param options - The target, `reserveBytes`/`maxMemBytes`/`maxBatch`, `touch`, `signal`.
+ * @param options - The target, `reserveBytes`/`reservePercent`/`maxMemBytes`/`maxBatch`,
+ *   `allocator`, `jobContextBytes`, `touch`, `signal`, `keepWarm`.
  * @returns `batchSize` (0 when not even batch 1 fits), `source` (`device` or `analytic`),
  *   `probes`, `budgetBytes`, `bytesAtBatch`, `predictedBatchSize`, `device`, `elapsedMs`.
  * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT` naming the field for a plan or an option that
@@ -184,9 +200,9 @@ async function resolve(spec: TargetSpec): Promise<Resolved> {
  */
 export async function findMaxBatch(plan: MemoryPlan, options: FindMaxBatchOptions = {}): Promise<BatchResult> {
   validateFindMaxBatch(plan, options);
-  const resolved = await resolve(options);
-  if ("target" in resolved) return analyticBatch(plan, resolved.target, options, resolved.reason);
-  return deviceBatch(resolved.addon, resolved.device, plan, options);
+  const target = await singleTarget(options);
+  if (target.kind !== "device") return analyticBatch(plan, target, options, target.reason);
+  return onDeviceThenRelease(target, options, () => deviceBatch(target, plan, options));
 }
 
 /** Options of {@link findMaxSeq}: where to evaluate, the budget's limits, and how to probe (as for {@link findMaxBatch}). */
@@ -195,8 +211,8 @@ export type FindMaxSeqOptions = Omit<FindMaxBatchOptions, "maxBatch">;
 /**
  * The longest sequence (tokens per sample) of a text transformer that fits at `batch`: the same
  * seeded search as {@link findMaxBatch}, over the sequence. On a GPU it predicts the answer for
- * the measured budget and verifies it with probes of the plan at that sequence and the next (one
- * or two when the model is right); on an analytic target it answers from the model. The model's
+ * the measured budget and lets probes of the job's segments at that sequence and the next decide
+ * (two when the model is right); on an analytic target it answers from the model. The model's
  * context length (less `setup.generatedTokens`) caps it; `limitedBy` says which limit the answer met.
  *
  * @param workload - A text transformer, from {@link resolveWorkload}.
@@ -216,20 +232,21 @@ export type FindMaxSeqOptions = Omit<FindMaxBatchOptions, "maxBatch">;
 export async function findMaxSeq(workload: Workload, setup: RunSetup, batch: number, options: FindMaxSeqOptions = {}): Promise<SeqResult> {
   validateFindMaxSeq(workload, setup, batch, options);
   const { planAt, maxSeq } = seqSearchFor(workload, setup);
-  const resolved = await resolve(options);
-  if ("target" in resolved) return analyticSeq(planAt, batch, resolved.target, { ...options, maxSeq }, resolved.reason);
-  return deviceSeq(resolved.addon, resolved.device, planAt, batch, { ...options, maxSeq });
+  const target = await singleTarget(options);
+  if (target.kind !== "device") return analyticSeq(planAt, batch, target, { ...options, maxSeq }, target.reason);
+  return onDeviceThenRelease(target, options, () => deviceSeq(target, planAt, batch, { ...options, maxSeq }));
 }
 
 /**
- * Does `plan` at `batch` fit? On a GPU: one probe (every tensor allocated, touched, freed),
- * refused without a probe when the planned bytes exceed the budget. On an analytic target: the
- * plan's bytes, rounded as the allocator rounds them, against the budget.
+ * Does `plan` at `batch` fit? On a GPU: one probe (the job's segments allocated, touched, freed)
+ * within the reserve, or with `withoutContext` NVML's free memory where it can read it. On an
+ * analytic target: the allocator's segments and the job's context against the budget.
  *
  * @param plan - What to fit, from {@link planMemory}.
  * @param batch - The batch size to check: a whole number from 0 (the fixed bytes alone), small
  *   enough that the plan's bytes stay below 2^53 (`ERR_INVALID_ARGUMENT` naming `batch` otherwise).
- * @param options - The target (as for {@link findMaxBatch}), `reserveBytes`, `maxMemBytes`, `touch`.
+ * @param options - The target (as for {@link findMaxBatch}), `reserveBytes`, `maxMemBytes`,
+ *   `allocator`, `jobContextBytes`, `touch`, `withoutContext`, `keepWarm`.
  * @returns `fits`, `needBytes`, `budgetBytes`, `device`, `source`, `probes` (0 or 1), and
  *   `reason` when the answer is analytic because no GPU was usable.
  * @throws {@link VramfitError} as {@link findMaxBatch} does.
@@ -241,32 +258,55 @@ export async function findMaxSeq(workload: Workload, setup: RunSetup, batch: num
  */
 export async function checkFits(plan: MemoryPlan, batch: number, options: CheckFitsOptions = {}): Promise<CheckResult> {
   validateCheckFits(plan, batch, options);
-  const resolved = await resolve(options);
-  if ("target" in resolved) return checkAnalytic(plan, batch, resolved.target, options, resolved.reason);
-  return checkOnDevice(resolved.addon, resolved.device, plan, batch, options);
+  const target = await singleTarget(options);
+  if (target.kind !== "device") return checkAnalytic(plan, batch, target, options, target.reason);
+  if (options.withoutContext) {
+    const read = await readWithoutContext(target.device, target.nvml);
+    if (!("reason" in read)) return checkOnNvml(target, read.freeBytes, read.uuid, plan, batch, options);
+  }
+  return onDeviceThenRelease(target, options, () => checkOnDevice(target, plan, batch, options));
 }
 
 /**
  * Every visible CUDA device (as the driver enumerates them under `CUDA_VISIBLE_DEVICES`) with
- * its name, UUID, PCI bus id, total, free and used bytes. Never throws for a missing GPU: it
- * returns `[]` when no GPU is usable (no addon, no driver, no device); {@link backend} says why.
+ * its name, UUID, PCI bus id, total, free and used bytes, read through NVML where it can (no
+ * context). A device that fails (fallen off the bus) is listed with its `error` and null
+ * figures, the others still answer. Never throws for a missing GPU: it returns `[]` when no GPU
+ * is usable (no addon, no driver, no device); {@link backend} says why. Leaves no context behind.
  *
  * @example
  * ```ts
- * for (const gpu of await devices()) console.log(gpu.ordinal, gpu.name, gpu.freeBytes);
+ * for (const gpu of await devices()) console.log(gpu.ordinal, gpu.name, gpu.error ?? gpu.freeBytes);
  * ```
  */
 export async function devices(): Promise<DeviceReport[]> {
   const backend = await openBackend();
-  return backend.kind === "cuda" ? inventory(backend.addon, await openNvml()) : [];
+  if (backend.kind !== "cuda") return [];
+  const reports = await inventory(backend.addon, await openNvml());
+  await backend.addon.releaseDevices();
+  return reports;
 }
 
 /**
- * Free and total bytes of one device: exactly what `cudaMemGetInfo` reports
- * (`cuMemGetInfo_v2` in the device's primary context, retained once per process, so a later
- * PyTorch or onnxruntime context in the same process is the same one).
+ * The processes NVML lists on a device (by ordinal or UUID), with the memory each holds: read
+ * without a CUDA context. `null` when NVML cannot say (no NVML, an integrated GPU).
+ */
+export async function deviceProcesses(device: number | string = 0): Promise<ProcessUsage[] | null> {
+  validateDevice("device", device);
+  const backend = await openBackend();
+  if (backend.kind === "none") throw new VramfitError("ERR_GPU_REQUIRED", `no usable GPU: ${backend.reason}`);
+  const [selected] = selectDevices(await backend.addon.devices(), device);
+  const [match] = await matchDevices([selected!], await openNvml());
+  return processesOf(match!);
+}
+
+/**
+ * Free and total bytes of one device: exactly what `cudaMemGetInfo` reports (`cuMemGetInfo_v2`
+ * in the device's primary context, the same context PyTorch or onnxruntime would use in this
+ * process). The context is released when it returns unless `keepWarm`, so the reading includes
+ * the context's own cost but nothing stays behind.
  *
- * @param device - The CUDA ordinal (default 0).
+ * @param device - The CUDA ordinal or a device UUID (default 0).
  * @throws {@link VramfitError} `ERR_GPU_REQUIRED` when no GPU is usable, `ERR_INVALID_DEVICE`
  *   for an ordinal the driver does not have.
  * @example
@@ -274,11 +314,56 @@ export async function devices(): Promise<DeviceReport[]> {
  * const { freeBytes, totalBytes } = await memGetInfo(0);
  * ```
  */
-export async function memGetInfo(device = 0): Promise<NativeMemInfo> {
+export async function memGetInfo(device: number | string = 0, options: { keepWarm?: boolean } = {}): Promise<NativeMemInfo> {
   validateDevice("device", device);
   const backend = await openBackend();
   if (backend.kind === "none") throw new VramfitError("ERR_GPU_REQUIRED", `no usable GPU: ${backend.reason}`);
-  return backend.addon.memGetInfo(device);
+  const ordinal = typeof device === "number" ? device : selectDevices(await backend.addon.devices(), device)[0]!.ordinal;
+  try {
+    return await backend.addon.memGetInfo(ordinal);
+  } finally {
+    if (!options.keepWarm) await backend.addon.releaseDevice(ordinal);
+  }
+}
+
+/**
+ * Gives back every CUDA context vramfit holds in this process (kept warm with `keepWarm` or a
+ * {@link Session}), after the work queued on each device. Resolves with the ordinals released.
+ * Loads nothing: `[]` when the driver was never loaded.
+ */
+export async function releaseDevices(): Promise<number[]> {
+  const backend = await openedBackend();
+  return backend?.kind === "cuda" ? backend.addon.releaseDevices() : [];
+}
+
+/**
+ * Calls that keep their contexts warm between them (no context created per call), released
+ * together with `release()` or at the end of an `await using` block.
+ *
+ * @example
+ * ```ts
+ * await using session = openSession();
+ * for (const seq of [512, 1024, 2048]) console.log(seq, (await session.findMaxBatch(planFor(seq))).batchSize);
+ * ```
+ */
+export interface Session extends AsyncDisposable {
+  findMaxBatch(plan: MemoryPlan, options?: FindMaxBatchOptions): Promise<BatchResult>;
+  checkFits(plan: MemoryPlan, batch: number, options?: CheckFitsOptions): Promise<CheckResult>;
+  memGetInfo(device?: number | string): Promise<NativeMemInfo>;
+  /** Releases every context this process holds ({@link releaseDevices}). */
+  release(): Promise<number[]>;
+}
+
+export function openSession(): Session {
+  return {
+    findMaxBatch: (plan, options = {}) => findMaxBatch(plan, { ...options, keepWarm: true }),
+    checkFits: (plan, batch, options = {}) => checkFits(plan, batch, { ...options, keepWarm: true }),
+    memGetInfo: (device) => memGetInfo(device, { keepWarm: true }),
+    release: releaseDevices,
+    [Symbol.asyncDispose]: async () => {
+      await releaseDevices();
+    },
+  };
 }
 
 /**
@@ -316,4 +401,34 @@ export function parseSetup(options: SetupOptions): RunSetup {
 export function hostBytes(plan: MemoryPlan): number {
   validatePlan(plan);
   return planHostBytes(plan);
+}
+
+/**
+ * NVML as this process loaded it (for `vramfit info`), or why not. Never throws for a missing NVML.
+ *
+ * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT` when an option is not a string (or unknown).
+ */
+export async function nvmlBackend(options: BackendOptions = {}): Promise<NvmlBackend> {
+  validateBackendOptions(options);
+  return openNvml(options);
+}
+
+/**
+ * Resolves where to evaluate, the one resolver (the CLI's too): a device by ordinal or UUID (or
+ * `"all"`), a catalog GPU, a raw budget, `analytic` readings of the devices through NVML, or the
+ * `fallback` when no GPU is usable. Pass a target back to {@link findMaxBatch} or
+ * {@link checkFits} as `target`.
+ *
+ * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT` (a field of the wrong type, `gpu` with
+ *   `memoryBytes`, `device` with an analytic target), `ERR_INVALID_DEVICE`, `ERR_UNKNOWN_GPU`,
+ *   `ERR_GPU_REQUIRED` (no usable GPU, no fallback).
+ * @example
+ * ```ts
+ * const { targets } = await resolveTargets({ device: "all", fallback: { gpu: "H100-80GB" } });
+ * for (const target of targets) console.log((await findMaxBatch(plan, { target })).batchSize);
+ * ```
+ */
+export async function resolveTargets(spec: TargetSpec = {}): Promise<ResolvedTargets> {
+  validateTargetSpec(spec);
+  return resolveTargetSpec(spec);
 }

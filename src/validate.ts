@@ -3,6 +3,7 @@
 import { formatLimit } from "./count.js";
 import { uuidKey } from "./devices/nvmlMatch.js";
 import { invalidArgument } from "./errors.js";
+import { ALLOCATOR_KINDS } from "./fit/allocator.js";
 import { checkSetupApplies } from "./plan/applicability.js";
 import { OPTIMIZERS, PRECISIONS, ZERO_STAGES } from "./plan/bytesPerParameter.js";
 import { CATEGORIES, type MemoryPlan } from "./plan/memoryPlan.js";
@@ -51,7 +52,7 @@ function integer(label: string, value: unknown, min: number, max: number, what?:
 
 /** A byte count: whole, ≥ min, at most 2^53. */
 function bytes(label: string, value: unknown, min = 0): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > 2 ** 53) {
     throw invalidArgument(label, shown(value), `a whole number of bytes ≥ ${min}, at most 2^53`);
   }
   return value;
@@ -383,7 +384,43 @@ function validateLock(label: string, value: unknown): void {
   });
 }
 
-const TARGET_FIELDS = ["device", "gpu", "memoryBytes", "fallback", "reserveBytes", "maxMemBytes", "touch", "signal", "lock"] as const;
+const TARGET_FIELDS = [
+  "device",
+  "gpu",
+  "memoryBytes",
+  "fallback",
+  "analytic",
+  "requireGpu",
+  "target",
+  "reserveBytes",
+  "reservePercent",
+  "maxMemBytes",
+  "allocator",
+  "jobContextBytes",
+  "touch",
+  "signal",
+  "lock",
+  "keepWarm",
+  "onProbe",
+] as const;
+
+/** The budget and job-model fields findMaxBatch, checkFits, advise's limits and gpusFit share. */
+const LIMIT_CHECKS: Record<string, (label: string, value: unknown) => void> = {
+  reserveBytes: (l, v) => void bytes(l, v),
+  reservePercent: (l, v) => {
+    if (typeof v !== "number" || !(v >= 0 && v < 100)) throw invalidArgument(l, shown(v), "a percentage of the total from 0 to below 100");
+  },
+  maxMemBytes: (l, v) => void bytes(l, v, 1),
+  allocator: (l, v) => oneOf(l, v, ALLOCATOR_KINDS),
+  jobContextBytes: (l, v) => void bytes(l, v),
+};
+const LIMIT_FIELDS = Object.keys(LIMIT_CHECKS);
+
+/** A target from resolveTargets, handed back: the resolver made it, so only its kind is checked. */
+function validateResolvedTarget(label: string, value: unknown): void {
+  const target = object(label, value);
+  oneOf(`${label}.kind`, target.kind, ["device", "gpu", "memory", "reading"]);
+}
 
 /** The options of findMaxBatch (`maxBatch` too) and checkFits: one target, limits that are byte counts. */
 function validateTargetOptions(value: unknown, label: string, known: readonly string[]): Fields {
@@ -393,15 +430,23 @@ function validateTargetOptions(value: unknown, label: string, known: readonly st
     device: validateDevice,
     gpu: validateGpu,
     memoryBytes: (l, v) => void bytes(l, v),
-    reserveBytes: (l, v) => void bytes(l, v),
-    maxMemBytes: (l, v) => void bytes(l, v, 1),
+    ...LIMIT_CHECKS,
     maxBatch: (l, v) => void integer(l, v, 1, Number.MAX_SAFE_INTEGER),
+    analytic: boolean,
+    requireGpu: boolean,
+    target: validateResolvedTarget,
     touch: boolean,
     signal: abortSignal,
+    keepWarm: boolean,
+    onProbe: fn,
+    withoutContext: boolean,
     lock: validateLock,
   });
   if (options.gpu !== undefined && options.memoryBytes !== undefined) {
     throw invalidArgument(`${label}.gpu`, "with memoryBytes", "one analytic target: gpu or memoryBytes, not both");
+  }
+  if (options.reserveBytes !== undefined && options.reservePercent !== undefined) {
+    throw invalidArgument(`${label}.reserveBytes`, "with reservePercent", "one reserve: in bytes or as a percentage, not both");
   }
   if (options.device !== undefined && (options.gpu !== undefined || options.memoryBytes !== undefined)) {
     throw invalidArgument(`${label}.device`, options.device, "no device with gpu or memoryBytes (those are analytic targets)");
@@ -416,6 +461,31 @@ function validateTargetOptions(value: unknown, label: string, known: readonly st
     else bytes(`${label}.fallback.memoryBytes`, fallback.memoryBytes);
   }
   return options;
+}
+
+/** `resolveTargets(spec)`: one target, or `device: "all"`; a fallback of one target or a list of GPUs. */
+export function validateTargetSpec(value: unknown): void {
+  const spec = object("spec", value, true);
+  rejectUnknown("spec", spec, ["device", "gpu", "memoryBytes", "analytic", "requireGpu", "fallback"]);
+  optionalFields("spec", spec, {
+    device: (l, v) => (v === "all" ? undefined : validateDevice(l, v)),
+    gpu: validateGpu,
+    memoryBytes: (l, v) => void bytes(l, v, 1),
+    analytic: boolean,
+    requireGpu: boolean,
+  });
+  if (spec.gpu !== undefined && spec.memoryBytes !== undefined) throw invalidArgument("spec.gpu", "with memoryBytes", "one analytic target: gpu or memoryBytes, not both");
+  if (spec.fallback !== undefined) {
+    const fallback = object("spec.fallback", spec.fallback);
+    rejectUnknown("spec.fallback", fallback, ["gpu", "memoryBytes", "gpus"]);
+    if ([fallback.gpu, fallback.memoryBytes, fallback.gpus].filter((f) => f !== undefined).length !== 1) {
+      throw invalidArgument("spec.fallback", shown(fallback), "{ gpu }, { memoryBytes } or { gpus }: one kind of analytic target");
+    }
+    if (fallback.gpu !== undefined) validateGpu("spec.fallback.gpu", fallback.gpu);
+    else if (fallback.memoryBytes !== undefined) bytes("spec.fallback.memoryBytes", fallback.memoryBytes, 1);
+    else if (!Array.isArray(fallback.gpus) || fallback.gpus.length === 0) throw invalidArgument("spec.fallback.gpus", shown(fallback.gpus), "a non-empty array of GPUs");
+    else fallback.gpus.forEach((gpu, i) => validateGpu(`spec.fallback.gpus[${i}]`, gpu));
+  }
 }
 
 /** `findMaxBatch(plan, options)`. */
@@ -436,7 +506,7 @@ export function validateCheckFits(plan: unknown, batch: unknown, options: unknow
   validatePlan(plan);
   integer("batch", batch, 0, Number.MAX_SAFE_INTEGER);
   checkBatchBytes("batch", plan, batch as number);
-  validateTargetOptions(options, "options", TARGET_FIELDS);
+  validateTargetOptions(options, "options", [...TARGET_FIELDS, "withoutContext"]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -517,14 +587,14 @@ export function validateAdviceRequest(value: unknown): void {
   bytes("request.target.budgetBytes", target.budgetBytes);
   bytes("request.target.totalBytes", target.totalBytes);
   const allocator = object("request.target.allocator", target.allocator);
-  rejectUnknown("request.target.allocator", allocator, ["granularityBytes", "contextBytes"]);
-  bytes("request.target.allocator.granularityBytes", allocator.granularityBytes, 1);
+  rejectUnknown("request.target.allocator", allocator, ["kind", "contextBytes"]);
+  oneOf("request.target.allocator.kind", allocator.kind, ALLOCATOR_KINDS);
   bytes("request.target.allocator.contextBytes", allocator.contextBytes);
   optionalFields("request.target", target, { maxBatch: (l, v) => void integer(l, v, 1, Number.MAX_SAFE_INTEGER), id: string, measure: fn });
   if (request.limits !== undefined) {
     const limits = object("request.limits", request.limits);
-    rejectUnknown("request.limits", limits, ["reserveBytes", "maxMemBytes"]);
-    optionalFields("request.limits", limits, { reserveBytes: (l, v) => void bytes(l, v), maxMemBytes: (l, v) => void bytes(l, v, 1) });
+    rejectUnknown("request.limits", limits, LIMIT_FIELDS);
+    optionalFields("request.limits", limits, LIMIT_CHECKS);
   }
   optionalFields("request", request, {
     hostBudgetBytes: (l, v) => void bytes(l, v),
@@ -539,8 +609,9 @@ export function validateGpusFit(workload: unknown, setup: unknown, options: unkn
   validateSetup(setup);
   checkSetupApplies(workload, setup);
   const o = object("options", options, true);
-  rejectUnknown("options", o, ["minBatch", "maxDataParallel", "catalog", "signal"]);
+  rejectUnknown("options", o, ["minBatch", "maxDataParallel", "catalog", "signal", ...LIMIT_FIELDS]);
   optionalFields("options", o, {
+    ...LIMIT_CHECKS,
     minBatch: (l, v) => void integer(l, v, 1, Number.MAX_SAFE_INTEGER),
     maxDataParallel: (l, v) => void integer(l, v, 1, LIMITS.gpus, "GPUs"),
     signal: abortSignal,

@@ -1,6 +1,5 @@
 // Quantified advice when a workload does not fit: each change measured by the same model (and probe), ranked by cost.
 import { GPU_CATALOG } from "../devices/catalog.js";
-import { CATALOG_DEVICE } from "../fit/allocator.js";
 import { budgetBytes, type BudgetLimits } from "../fit/budget.js";
 import { hostBytes, type MemoryPlan } from "../plan/memoryPlan.js";
 import { offloads, type Offload } from "../plan/offload.js";
@@ -125,7 +124,7 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
 
   /** Measures a change: on the target by the model, then by the probe on a device; a catalog GPU by the model on its budget. */
   const evaluate = async (candidate: Candidate): Promise<Evaluated | undefined> => {
-    const on: Budget = candidate.catalog ? catalogBudget(candidate.catalog.totalBytes, request.limits, target.maxBatch) : target;
+    const on: Budget = candidate.catalog ? catalogBudget(candidate.catalog.totalBytes, target, request.limits, target.maxBatch) : target;
     const result = await analytic(candidate.setup, on);
     if (result === undefined) return undefined;
     const probed = target.measure !== undefined && candidate.catalog === undefined;
@@ -178,11 +177,11 @@ function reachesHere(e: Evaluated, request: AdviceRequest): boolean {
   return e.batchSize >= request.targetBatch && hostFits(e, request);
 }
 
-/** A catalog GPU's budget as `batch --gpu ID` computes it: its total under the same limits, the context charged by the allocator model. */
-function catalogBudget(totalBytes: number, limits: BudgetLimits = {}, maxBatch?: number): Budget {
+/** A catalog GPU's budget as `batch --gpu ID` computes it: its total under the same limits, the job charged as on the target. */
+function catalogBudget(totalBytes: number, target: AdviceTarget, limits: BudgetLimits = {}, maxBatch?: number): Budget {
   return {
-    budgetBytes: budgetBytes(totalBytes, limits),
-    allocator: CATALOG_DEVICE,
+    budgetBytes: budgetBytes({ freeBytes: totalBytes, totalBytes }, limits),
+    allocator: target.allocator,
     ...(maxBatch !== undefined && { maxBatch }),
   };
 }
@@ -304,7 +303,7 @@ async function singleChanges(request: AdviceRequest, reaches: (setup: RunSetup) 
     const reachesOn = async (gpu: (typeof catalog)[number]) => {
       const p = planner(workload)(setup);
       if (p === undefined) return false;
-      const on = catalogBudget(gpu.totalBytes, request.limits, target.maxBatch);
+      const on = catalogBudget(gpu.totalBytes, target, request.limits, target.maxBatch);
       return (await measureAnalytic(p, on, request.targetBatch, request.signal)).batchSize >= request.targetBatch;
     };
     const gpu = (await firstPassing(catalog, reachesOn)) ?? catalog[catalog.length - 1]!;

@@ -1,6 +1,7 @@
 // `vramfit gpus --fit`: every catalog GPU's largest batch for a workload, and how many of it reach a global batch.
 import { GPU_CATALOG } from "../devices/catalog.js";
-import { CATALOG_DEVICE } from "../fit/allocator.js";
+import { budgetBytes, type BudgetLimits } from "../fit/budget.js";
+import { jobModel, type JobModelOptions } from "../fit/charges.js";
 import type { ZeroStage } from "../plan/bytesPerParameter.js";
 import { resolveSetup, type RunSetup } from "../plan/setup.js";
 import { validateGpusFit } from "../validate.js";
@@ -41,7 +42,7 @@ export interface FitGpu {
   integrated: boolean;
 }
 
-export interface GpusFitOptions {
+export interface GpusFitOptions extends BudgetLimits, JobModelOptions {
   /** The global batch to reach, summed over data-parallel ranks. */
   minBatch?: number;
   /** The most data-parallel ranks considered (default 65,536). */
@@ -70,8 +71,10 @@ export async function gpusFit(workload: Workload, setup: RunSetup, options: Gpus
   const maxRanks = options.maxDataParallel ?? MAX_DATA_PARALLEL;
   const gpus = [...(options.catalog ?? GPU_CATALOG)].sort((a, b) => a.totalBytes - b.totalBytes);
   const rows: GpuFit[] = [];
+  const allocator = jobModel(options);
   for (const gpu of gpus) {
-    const budget: Budget = { budgetBytes: gpu.totalBytes, allocator: CATALOG_DEVICE };
+    // As `batch --gpu ID` answers: the total less the reserve, the job's allocator and context charged.
+    const budget: Budget = { budgetBytes: budgetBytes({ freeBytes: gpu.totalBytes, totalBytes: gpu.totalBytes }, options), allocator };
     const maxBatchOf = async (variant: RunSetup): Promise<number> => {
       const p = plan(variant);
       return p === undefined ? 0 : (await measureAnalytic(p, budget, 1, options.signal)).batchSize;

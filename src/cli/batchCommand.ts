@@ -1,24 +1,22 @@
 // `vramfit batch`: the largest batch for a workload on each selected device or analytic target.
-import { ExitStatus, invalidArgument } from "../errors.js";
-import { analyticBatch, deviceBatch, type BatchResult } from "../fit/findMaxBatch.js";
-import { formatDuration } from "../duration.js";
-import { formatBytes } from "../units.js";
+import { invalidArgument } from "../errors.js";
+import { findMaxBatch, formatBytes, releaseDevices, type BatchResult, type Target } from "../index.js";
 import type { Advice } from "../advice/advise.js";
-import { perDevice } from "../devices/perDevice.js";
+import { formatDuration } from "../duration.js";
 import { deviceAccess, warnIfBusy } from "./deviceAccess.js";
 import { execBatchCommand } from "./execCommand.js";
+import { evaluateEach, exitStatusOfOutcomes, failedDevice, type FailedDevice } from "./failedDevices.js";
 import { hostBudget } from "./hostMemory.js";
-import { integratedNotes } from "./integratedNote.js";
+import { deviceList, integratedNotes } from "./integratedNote.js";
 import { writeJson, type Io } from "./io.js";
+import { jobLimits, reserveText, type JobOptions } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { renderTable } from "./table.js";
-import { resolveTargets, type TargetOptions } from "./targets.js";
+import { resolveCliTargets, type TargetOptions } from "./targets.js";
 import { adviceFields, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
 import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 
-export interface BatchOptions extends WorkloadOptions, TargetOptions {
-  maxMem?: number;
-  reserve?: number;
+export interface BatchOptions extends WorkloadOptions, TargetOptions, JobOptions {
   maxBatch?: number;
   touch: boolean;
   json?: boolean;
@@ -44,82 +42,95 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
   if (options.exec !== undefined) return execBatchCommand({ ...options, exec: options.exec }, io);
   const planned = await planFromOptions(options, io.signal);
   const { plan, assumed } = planned;
-  const limits = {
-    ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
-    ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
-    ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),
-  };
-  const targets = await resolveTargets(options, "examples");
-  let results: BatchResult[];
-  if (targets.kind === "device") {
+  const limits = { ...jobLimits(options), ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }) };
+  const { targets, fallback, reason } = await resolveCliTargets(options, "examples");
+  try {
+    return await answer();
+  } finally {
+    // Every search kept its context warm for the next (advice probes too); none outlives the command.
+    if (targets.some((t) => t.kind === "device")) await releaseDevices();
+  }
+
+  async function answer(): Promise<number> {
     const progress = cliProgress(io, options.json);
-    const addon = showProbes(targets.addon, progress);
+    const onProbe = showProbes(progress);
     const access = deviceAccess(options.lockTimeout, io);
-    const busy = warnIfBusy(targets.devices, io).catch(() => undefined); // NVML only: no context for it
-    // One search per device, all at once (a thread each in the addon); every one settles before any error is thrown.
+    const busy = warnIfBusy(targets, reserveText(options), io).catch(() => undefined); // NVML only: no context for it
+    let outcomes;
     try {
-      results = await perDevice(targets.devices, (d) => deviceBatch(addon, d, plan, { ...limits, ...access, touch: options.touch }));
+      // One search per target, all at once (a thread per device in the addon); a failing device gives an error row.
+      outcomes = await evaluateEach(targets, (target) =>
+        findMaxBatch(plan, { ...limits, ...access, touch: options.touch, keepWarm: true, target, ...(onProbe !== undefined && { onProbe }) }),
+      );
     } finally {
       progress.done();
     }
     await busy;
-  } else {
-    results = await Promise.all(targets.targets.map((t) => analyticBatch(plan, t, limits, targets.reason)));
-  }
-  const many = options.device === "all" || (targets.kind === "analytic" && targets.fallback);
-  const hostMemory = hostBudget(options.hostMemory);
-  const host = checkHost(plan, hostMemory);
-  const wanted = options.minBatch ?? 1;
-  const reports: BatchReport[] = [];
-  for (const [i, r] of results.entries()) {
-    const report: BatchReport = { ...r, ...(host !== undefined && { host }), advice: [] };
-    if (r.batchSize < wanted) {
-      const adviceOptions = {
-        limits,
-        touch: options.touch,
-        ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),
-        ...(hostMemory !== undefined && { hostBudget: hostMemory }),
-        ...(targets.kind === "device" && { access: deviceAccess(options.lockTimeout, io) }),
-        ...(io.signal !== undefined && { signal: io.signal }),
-      };
-      Object.assign(report, await adviceFields(planned, targets, i, r.budgetBytes, wanted, adviceOptions, targetLabel(r), r.batchSize));
+    const many = options.device === "all" || fallback;
+    const hostMemory = hostBudget(options.hostMemory);
+    const host = checkHost(plan, hostMemory);
+    const wanted = options.minBatch ?? 1;
+    const rows: (BatchReport | FailedDevice)[] = [];
+    for (const [i, outcome] of outcomes.entries()) {
+      if (!outcome.ok) {
+        rows.push(failedDevice(targets[i]!, outcome.error));
+        continue;
+      }
+      const r = outcome.value;
+      const report: BatchReport = { ...r, ...(host !== undefined && { host }), advice: [] };
+      if (r.batchSize < wanted) {
+        const adviceOptions = {
+          limits,
+          touch: options.touch,
+          ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),
+          ...(hostMemory !== undefined && { hostBudget: hostMemory }),
+          ...(targets[i]!.kind === "device" && { access }),
+          ...(io.signal !== undefined && { signal: io.signal }),
+        };
+        Object.assign(report, await adviceFields(planned, targets[i]!, r, wanted, adviceOptions, targetLabel(r.device), r.batchSize));
+      }
+      rows.push(report);
     }
-    reports.push(report);
-  }
 
-  if (options.json) {
-    const json = reports.map(({ adviceText: _, ...r }) => r);
-    writeJson(io, many ? json : json[0]);
-  } else {
-    io.out(`workload  ${plan.description}${assumed.length > 0 ? ` (assumed ${assumed.join(" ")})` : ""}`);
-    if (targets.kind === "analytic" && targets.fallback) {
-      io.err(`${targets.reason}\nanalytic answers for common GPUs follow; name one with --gpu ID (see \`vramfit gpus\`) or --memory SIZE`);
+    if (options.json) {
+      const json = rows.map((r) => ("error" in r ? r : (({ adviceText: _, ...rest }) => rest)(r)));
+      writeJson(io, many ? json : json[0]);
+    } else {
+      io.out(`workload  ${plan.description}${assumed.length > 0 ? ` (assumed ${assumed.join(" ")})` : ""}`);
+      if (fallback) {
+        io.err(`${reason}\nanalytic answers for common GPUs follow; name one with --gpu ID (see \`vramfit gpus\`) or --memory SIZE`);
+      }
+      io.out(renderBatchTable(rows));
+      for (const r of rows) if ("error" in r) io.out(`error     ${r.error.message}`);
+      if (host !== undefined) io.out(`host      ${describeHost(host)}`);
+      for (const r of rows) if (!("error" in r) && r.adviceText !== undefined) io.out(r.adviceText);
+      for (const note of integratedNotes(deviceList(targets))) io.err(note);
     }
-    io.out(renderBatchTable(results));
-    if (targets.kind === "device") for (const note of integratedNotes(targets.devices)) io.err(note);
-    if (host !== undefined) io.out(`host      ${describeHost(host)}`);
-    for (const r of reports) if (r.adviceText !== undefined) io.out(r.adviceText);
+    const answered = rows.filter((r): r is BatchReport => !("error" in r));
+    const short = answered.some((r) => r.batchSize === 0 || r.batchSize < wanted) || host?.fits === false;
+    return exitStatusOfOutcomes(short, answered.length < rows.length);
   }
-  const short = results.some((r) => r.batchSize === 0 || r.batchSize < wanted) || host?.fits === false;
-  return short ? ExitStatus.doesNotFit : ExitStatus.ok;
 }
 
-function targetLabel(result: BatchResult): string {
-  const { device } = result;
+function targetLabel(device: FailedDevice["device"] | BatchResult["device"]): string {
   if (device.ordinal !== null) return `${device.ordinal}: ${device.name}`;
-  return device.id ?? device.name;
+  return ("id" in device ? device.id : undefined) ?? device.name;
 }
 
-function renderBatchTable(results: BatchResult[]): string {
-  const rows = results.map((r) => [
-    targetLabel(r),
-    r.source,
-    formatBytes(r.device.freeBytes),
-    formatBytes(r.budgetBytes),
-    r.batchSize === 0 ? "does not fit" : String(r.batchSize),
-    r.batchSize === 0 ? "-" : formatBytes(r.bytesAtBatch),
-    r.source === "device" ? `${r.probes} (predicted ${r.predictedBatchSize})` : "-",
-    formatDuration(r.elapsedMs),
-  ]);
-  return renderTable(["target", "source", "free", "budget", "max batch", "uses", "probes", "time"], rows);
+function renderBatchTable(rows: (BatchReport | FailedDevice)[]): string {
+  const body = rows.map((r) => {
+    if ("error" in r) return [targetLabel(r.device), "failed", "-", "-", r.error.code, "-", "-", "-"];
+    return [
+      targetLabel(r.device),
+      r.source,
+      formatBytes(r.device.freeBytes),
+      formatBytes(r.budgetBytes),
+      r.batchSize === 0 ? "does not fit" : String(r.batchSize),
+      r.batchSize === 0 ? "-" : formatBytes(r.bytesAtBatch),
+      r.source === "device" ? `${r.probes} (predicted ${r.predictedBatchSize})` : "-",
+      formatDuration(r.elapsedMs),
+    ];
+  });
+  return renderTable(["target", "source", "free", "budget", "max batch", "uses", "probes", "time"], body);
 }
+

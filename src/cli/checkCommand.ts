@@ -1,24 +1,24 @@
 // `vramfit check`: does a workload at --batch N, or a raw --need SIZE, fit? Exit 0 or 1.
-import { ExitStatus, invalidArgument } from "../errors.js";
-import { checkAnalytic, needPlan, type CheckResult } from "../fit/checkFits.js";
-import { checkBatchBytes } from "../plan/planLimits.js";
-import { formatBytes } from "../units.js";
+import { invalidArgument } from "../errors.js";
+import { checkFits, formatBytes, releaseDevices, type CheckResult } from "../index.js";
 import type { Advice } from "../advice/advise.js";
-import { checkDevices, deviceAccess } from "./deviceAccess.js";
+import { needPlan } from "../fit/checkFits.js";
+import { checkBatchBytes } from "../plan/planLimits.js";
+import { deviceAccess } from "./deviceAccess.js";
 import { execCheckCommand } from "./execCommand.js";
+import { evaluateEach, exitStatusOfOutcomes, failedDevice, type FailedDevice } from "./failedDevices.js";
 import { hostBudget } from "./hostMemory.js";
-import { integratedNotes } from "./integratedNote.js";
+import { deviceList, integratedNotes } from "./integratedNote.js";
 import { writeJson, type Io } from "./io.js";
+import { jobLimits, type JobOptions } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
-import { resolveTargets, type TargetOptions } from "./targets.js";
+import { resolveCliTargets, type TargetOptions } from "./targets.js";
 import { adviceFields, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
 import { planFromOptions, type PlannedWorkload, type WorkloadOptions } from "./workloadOptions.js";
 
-export interface CheckOptions extends WorkloadOptions, TargetOptions {
+export interface CheckOptions extends WorkloadOptions, TargetOptions, JobOptions {
   batch?: number;
   need?: number;
-  maxMem?: number;
-  reserve?: number;
   touch: boolean;
   json?: boolean;
   hostMemory?: number;
@@ -48,51 +48,62 @@ async function checkedPlan(options: CheckOptions, signal?: AbortSignal): Promise
 export async function checkCommand(options: CheckOptions, io: Io): Promise<number> {
   if (options.exec !== undefined) return execCheckCommand({ ...options, exec: options.exec }, io);
   const { plan, batch, planned } = await checkedPlan(options, io.signal);
-  const limits = {
-    ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
-    ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
-  };
-  const targets = await resolveTargets(options, "refuse");
+  const limits = jobLimits(options);
+  const { targets } = await resolveCliTargets(options, "refuse");
   const progress = cliProgress(io, options.json);
-  let results: CheckResult[];
+  const onProbe = showProbes(progress);
+  const access = deviceAccess(options.lockTimeout, io);
   try {
-    results =
-      targets.kind === "device"
-        ? await checkDevices(showProbes(targets.addon, progress), targets.devices, plan, batch, { limits, touch: options.touch, lockTimeoutMs: options.lockTimeout, needOnly: options.need !== undefined }, io)
-        : await Promise.all(targets.targets.map((t) => checkAnalytic(plan, batch, t, limits, targets.reason)));
-  } finally {
-    progress.done();
-  }
-  const hostMemory = hostBudget(options.hostMemory);
-  const host = checkHost(plan, hostMemory);
-  const reports: CheckReport[] = [];
-  for (const [i, r] of results.entries()) {
-    const report: CheckReport = { ...r, fits: r.fits && host?.fits !== false, gpuFits: r.fits, ...(host !== undefined && { host }), advice: [] };
-    if (!r.fits && planned !== undefined) {
-      const adviceOptions = {
-        limits,
-        touch: options.touch,
-        ...(hostMemory !== undefined && { hostBudget: hostMemory }),
-        ...(targets.kind === "device" && { access: deviceAccess(options.lockTimeout, io) }),
-        ...(io.signal !== undefined && { signal: io.signal }),
-      };
-      Object.assign(report, await adviceFields(planned, targets, i, r.budgetBytes, batch, adviceOptions, where(r)));
+    let outcomes;
+    try {
+      // --need asks only "is that much free?", which NVML answers without a context (hundreds of
+      // MiB, on a GPU that may be nearly full); a device NVML cannot read, and every workload, gets one probe.
+      outcomes = await evaluateEach(targets, (target) =>
+        checkFits(plan, batch, { ...limits, ...access, touch: options.touch, keepWarm: true, withoutContext: options.need !== undefined, target, ...(onProbe !== undefined && { onProbe }) }),
+      );
+    } finally {
+      progress.done();
     }
-    reports.push(report);
-  }
+    const hostMemory = hostBudget(options.hostMemory);
+    const host = checkHost(plan, hostMemory);
+    const rows: (CheckReport | FailedDevice)[] = [];
+    for (const [i, outcome] of outcomes.entries()) {
+      if (!outcome.ok) {
+        rows.push(failedDevice(targets[i]!, outcome.error));
+        continue;
+      }
+      const r = outcome.value;
+      const report: CheckReport = { ...r, fits: r.fits && host?.fits !== false, gpuFits: r.fits, ...(host !== undefined && { host }), advice: [] };
+      if (!r.fits && planned !== undefined) {
+        const adviceOptions = {
+          limits,
+          touch: options.touch,
+          ...(hostMemory !== undefined && { hostBudget: hostMemory }),
+          ...(targets[i]!.kind === "device" && { access }),
+          ...(io.signal !== undefined && { signal: io.signal }),
+        };
+        Object.assign(report, await adviceFields(planned, targets[i]!, r, batch, adviceOptions, where(r)));
+      }
+      rows.push(report);
+    }
 
-  if (options.json) {
-    const json = reports.map(({ adviceText: _, ...r }) => r);
-    writeJson(io, options.device === "all" ? json : json[0]);
-  } else {
-    for (const r of reports) {
-      if (r.host === undefined) io.out(describeCheck(r));
-      else io.out(`${r.fits ? "fits" : `does not fit (${!r.gpuFits && r.host.fits === false ? "GPU and host memory" : r.gpuFits ? "host memory" : "GPU memory"})`}\n  GPU   ${describeCheck({ ...r, fits: r.gpuFits })}\n  host  ${describeHost(r.host)}`);
-      if (r.adviceText !== undefined) io.out(r.adviceText);
+    if (options.json) {
+      const json = rows.map((r) => ("error" in r ? r : (({ adviceText: _, ...rest }) => rest)(r)));
+      writeJson(io, options.device === "all" ? json : json[0]);
+    } else {
+      for (const r of rows) {
+        if ("error" in r) io.out(`error: ${r.error.message}`);
+        else if (r.host === undefined) io.out(describeCheck(r));
+        else io.out(`${r.fits ? "fits" : `does not fit (${!r.gpuFits && r.host.fits === false ? "GPU and host memory" : r.gpuFits ? "host memory" : "GPU memory"})`}\n  GPU   ${describeCheck({ ...r, fits: r.gpuFits })}\n  host  ${describeHost(r.host)}`);
+        if (!("error" in r) && r.adviceText !== undefined) io.out(r.adviceText);
+      }
     }
+    if (!options.json) for (const note of integratedNotes(deviceList(targets))) io.err(note);
+    const answered = rows.filter((r): r is CheckReport => !("error" in r));
+    return exitStatusOfOutcomes(answered.some((r) => !r.fits), answered.length < rows.length);
+  } finally {
+    if (targets.some((t) => t.kind === "device")) await releaseDevices();
   }
-  if (!options.json && targets.kind === "device") for (const note of integratedNotes(targets.devices)) io.err(note);
-  return reports.every((r) => r.fits) ? ExitStatus.ok : ExitStatus.doesNotFit;
 }
 
 function where(r: CheckResult): string {

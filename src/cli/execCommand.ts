@@ -8,16 +8,15 @@ import type { JobSessionOptions } from "../job/jobSession.js";
 import { formatBytes } from "../units.js";
 import { deviceAccess } from "./deviceAccess.js";
 import { writeJson, type Io } from "./io.js";
+import { jobLimits, type JobOptions } from "./jobOptions.js";
 import type { TargetOptions } from "./targets.js";
 import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 
-export interface ExecOptions extends WorkloadOptions, TargetOptions {
+export interface ExecOptions extends WorkloadOptions, TargetOptions, JobOptions {
   exec: string;
   calibrate?: [number, number];
   runTimeout?: number;
   logDir?: string;
-  maxMem?: number;
-  reserve?: number;
   maxBatch?: number;
   minBatch?: number;
   batch?: number;
@@ -38,8 +37,7 @@ function refuseConflicts(options: ExecOptions): void {
 function sessionOptions(options: ExecOptions, io: Io): JobSessionOptions {
   return {
     ...(options.device !== undefined && { device: options.device }),
-    ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
-    ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
+    ...jobLimits(options),
     ...(options.runTimeout !== undefined && { runTimeoutMs: options.runTimeout }),
     ...(options.logDir !== undefined && { logDir: options.logDir }),
     ...(io.signal !== undefined && { signal: io.signal }),

@@ -5,9 +5,11 @@ import { resolveSetup } from "../plan/setup.js";
 import { formatBytes } from "../units.js";
 import { writeJson, type Io } from "./io.js";
 import { renderTable } from "./table.js";
+import { jobModel } from "../fit/charges.js";
+import { jobLimits, reserveText, type JobOptions } from "./jobOptions.js";
 import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 
-export interface GpusFitOptions extends WorkloadOptions {
+export interface GpusFitOptions extends WorkloadOptions, JobOptions {
   fit?: boolean;
   minBatch?: number;
   json?: boolean;
@@ -23,7 +25,8 @@ export function wantsFit(options: GpusFitOptions): boolean {
 export async function gpusFitCommand(options: GpusFitOptions, io: Io): Promise<number> {
   if (!options.fit) throw invalidArgument("--fit", "absent", "--fit with a workload or --min-batch (vramfit gpus --fit --model NAME …)");
   const planned = await planFromOptions(options, io.signal);
-  const rows = await gpusFit(planned.workload, planned.setup, { ...(options.minBatch !== undefined && { minBatch: options.minBatch }), ...(io.signal !== undefined && { signal: io.signal }) });
+  const limits = jobLimits(options);
+  const rows = await gpusFit(planned.workload, planned.setup, { ...limits, ...(options.minBatch !== undefined && { minBatch: options.minBatch }), ...(io.signal !== undefined && { signal: io.signal }) });
   if (options.json) {
     writeJson(io, rows);
     return ExitStatus.ok;
@@ -35,7 +38,8 @@ export async function gpusFitCommand(options: GpusFitOptions, io: Io): Promise<n
       ? ""
       : `; GPUs to reach a global batch of ${options.minBatch}: data parallel${s.mode === "train" ? ` with ZeRO stage ${s.zeroStage}` : ""}, ` +
         (planned.workload.kind !== "transformer" ? "no tensor parallelism" : planned.setup.tp !== undefined ? `tensor parallel ${s.tp}` : "tensor parallel 1, 2, 4 or 8 (the fewest GPUs)");
-  io.out(`analytic  each GPU's total less an assumed 512 MiB CUDA context${scaleOut}`);
+  const { kind, contextBytes } = jobModel(limits);
+  io.out(`analytic  each GPU's total less ${reserveText(options)}, the ${kind} allocator's segments and a ${formatBytes(contextBytes)} job context${scaleOut}`);
   io.out(renderFitTable(rows, options.minBatch));
   return ExitStatus.ok;
 }

@@ -1,6 +1,7 @@
 // Why an integrated GPU's budget is below the free memory `vramfit info` shows: said where either appears.
 import { memAvailableBytes } from "../devices/systemMemory.js";
 import { formatBytes } from "../units.js";
+import type { NativeDevice, Target } from "../index.js";
 
 /** What the note needs of a device (a NativeDevice or an info row has it). */
 interface DeviceLike {
@@ -23,4 +24,9 @@ export function integratedNotes(devices: readonly DeviceLike[], available: numbe
         `note: device ${d.ordinal} (${d.name}) is integrated, its memory is system memory: batch and check never budget past the OS's ${cap} ` +
         "(/proc/meminfo), which the driver's free memory in `vramfit info` does not take into account",
     );
+}
+
+/** The devices among resolved targets that are probed (an `--analytic` reading applies no cap). */
+export function deviceList(targets: readonly Target[]): NativeDevice[] {
+  return targets.flatMap((t) => (t.kind === "device" ? [t.device] : []));
 }

@@ -1,11 +1,11 @@
 // `plan --svg`: device memory against batch size, stacked by category, with the budget line and the largest batch marked.
-import type { AllocatorModel } from "../fit/allocator.js";
-import { bytesByCategory, type Category, type MemoryPlan } from "../plan/memoryPlan.js";
-import { formatBytes, roundUp } from "../units.js";
+import { reservedBytes, type AllocatorModel } from "../fit/allocator.js";
+import { CATEGORIES, bytesByCategory, type Category, type MemoryPlan } from "../plan/memoryPlan.js";
+import { formatBytes } from "../units.js";
 
 export interface MemoryChart {
   plan: MemoryPlan;
-  /** How allocations are charged on the target (rounding, and the context on a catalog GPU). */
+  /** How the job is charged on the target: its allocator, and its CUDA context. */
   allocator: AllocatorModel;
   budgetBytes: number;
   /** What the budget is, e.g. `free on device 0 (NVIDIA H100 80GB HBM3)`. */
@@ -22,8 +22,9 @@ const PLOT = { left: 80, top: 78, width: 560, height: 380 };
 const GiB = 2 ** 30;
 
 /** Bottom to top: what does not grow with the batch first, then what does. */
-const LAYERS: readonly { key: Category | "context"; label: string; color: string }[] = [
+const LAYERS: readonly { key: keyof Breakdown; label: string; color: string }[] = [
   { key: "context", label: "CUDA context", color: "#bbbbbb" },
+  { key: "allocator", label: "allocator (segments, cache)", color: "#dddddd" },
   { key: "parameters", label: "parameters", color: "#0072b2" },
   { key: "gradients", label: "gradients", color: "#56b4e9" },
   { key: "optimizerStates", label: "optimizer states", color: "#009e73" },
@@ -33,11 +34,24 @@ const LAYERS: readonly { key: Category | "context"; label: string; color: string
   { key: "activations", label: "activations", color: "#e69f00" },
 ];
 
-type Layers = Record<Category | "context", number>;
+/** Device bytes by category at a batch: each category's live tensors, what the allocator holds beyond them, and the context. */
+export type Breakdown = Record<Category | "allocator" | "context", number>;
+
+/**
+ * The plan's device bytes at a batch, split: the tensors live at the peak phase by category
+ * (unrounded), `allocator` the rest of what the allocator holds at its peak (rounding, segment
+ * tails, blocks cached after use), and the job's context. They sum to plannedBytes.
+ */
+export function deviceBreakdown(plan: MemoryPlan, batch: number, allocator: AllocatorModel): Breakdown {
+  const categories = bytesByCategory(plan, batch);
+  const live = CATEGORIES.reduce((sum, category) => sum + categories[category], 0);
+  return { ...categories, allocator: Math.max(0, reservedBytes(plan, batch, allocator.kind) - live), context: allocator.contextBytes };
+}
+
+type Layers = Breakdown;
 
 function layersAt(chart: MemoryChart, batch: number): Layers {
-  const { granularityBytes, contextBytes } = chart.allocator;
-  return { ...bytesByCategory(chart.plan, batch, (bytes) => roundUp(bytes, granularityBytes)), context: contextBytes };
+  return deviceBreakdown(chart.plan, batch, chart.allocator);
 }
 
 const total = (layers: Layers): number => LAYERS.reduce((sum, layer) => sum + layers[layer.key], 0);
@@ -142,7 +156,7 @@ export function memoryChartSvg(chart: MemoryChart): string {
     add(`<rect x="${legendX}" y="${ly - 10}" width="12" height="12" fill="${layer.color}"/>`);
     add(`<text x="${legendX + 18}" y="${ly}">${escape(layer.label)}: ${escape(formatBytes(at[layer.key]))}</text>`);
   });
-  add(`<text x="${PLOT.left}" y="${HEIGHT - 12}" fill="#777777" font-size="11">vramfit plan: the memory model, each allocation rounded to ${escape(formatBytes(chart.allocator.granularityBytes))}; \`vramfit batch\` verifies the answer with probes on a GPU</text>`);
+  add(`<text x="${PLOT.left}" y="${HEIGHT - 12}" fill="#777777" font-size="11">vramfit plan: the memory model with the ${escape(chart.allocator.kind)} allocator; \`vramfit batch\` verifies the answer with probes on a GPU</text>`);
   add("</svg>");
   return `${out.join("\n")}\n`;
 }

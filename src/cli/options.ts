@@ -5,7 +5,8 @@ import { KV_CACHE_FORMATS, WEIGHT_FORMATS } from "../plan/quantization.js";
 import { ATTENTION_KINDS, MODES } from "../plan/setup.js";
 import { checkJobCommand } from "../job/jobCommand.js";
 import { invalidArgument } from "../errors.js";
-import { parseCalibration, parseCount, parseDevice, parseDeviceSelection, parseDuration, parsePositiveDuration, parsePositiveSize, parseSize } from "./parse.js";
+import { ALLOCATOR_KINDS, DEFAULT_ALLOCATOR, DEFAULT_JOB_CONTEXT_BYTES, DEFAULT_RESERVE_PERCENT, formatBytes, parseReserve } from "../index.js";
+import { parseAllocator, parseCalibration, parseCount, parseDevice, parseDeviceSelection, parseDuration, parsePositiveDuration, parsePositiveSize, parseSize } from "./parse.js";
 
 export type CommandName = "info" | "batch" | "check" | "plan" | "models" | "gpus";
 
@@ -74,7 +75,10 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--memory <size>", description: "a raw memory budget (analytic), e.g. 24GiB", commands: TARGET_AND_PLAN, parse: (t) => parseSize("--memory", t) },
   { flags: "--analytic", description: "do not touch the device: use the analytic model", commands: TARGET },
   { flags: "--max-mem <size>", description: "the most this job may use", commands: TARGET_AND_PLAN, parse: (t) => parsePositiveSize("--max-mem", t, "a cap of 0 leaves no memory") },
-  { flags: "--reserve <size>", description: "headroom to leave free", commands: TARGET_AND_PLAN, parse: (t) => parseSize("--reserve", t), defaultText: "0" },
+  { flags: "--reserve <size>", description: "headroom to leave free, also during every probe: a size (2GiB) or a percentage of the total (10%); 0 for none", commands: [...TARGET_AND_PLAN, "gpus"], parse: (t) => parseReserve(t, "--reserve"), defaultText: `${DEFAULT_RESERVE_PERCENT}%` },
+  // How the job allocates (docs/memory-model.md, "The allocator" and "The CUDA context")
+  { flags: "--allocator <kind>", description: `the job's allocator: ${ALLOCATOR_KINDS.join("|")} (PyTorch's caching allocator, with expandable segments, or one cuMemAlloc per tensor)`, commands: WORKLOAD, parse: parseAllocator, defaultText: DEFAULT_ALLOCATOR },
+  { flags: "--job-context <size>", description: "the job's CUDA context: driver, cuBLAS, cuDNN (vramfit's own context on the device counts toward it)", commands: WORKLOAD, parse: (t) => parseSize("--job-context", t), defaultText: formatBytes(DEFAULT_JOB_CONTEXT_BYTES) },
   { flags: "--max-batch <n>", description: "the largest batch to consider", commands: ["batch"], parse: (t) => parseCount("--max-batch", t) },
   { flags: "--min-batch <n>", description: "batch: the smallest acceptable batch per GPU (below it: advice, exit 1); gpus --fit: the global batch to reach over data-parallel GPUs", commands: ["batch", "gpus"], parse: (t) => parseCount("--min-batch", t) },
   { flags: "--host-memory <size>", description: "host memory for --offload", commands: TARGET, parse: (t) => parseSize("--host-memory", t), defaultText: "MemAvailable in /proc/meminfo" },

@@ -2,6 +2,7 @@
 import { uuidKey } from "../devices/nvmlMatch.js";
 import { invalidArgument } from "../errors.js";
 import { parseBytes } from "../units.js";
+import { ALLOCATOR_KINDS, type AllocatorKind } from "../fit/allocator.js";
 
 import { parseCount } from "../count.js";
 import { parseDuration } from "../duration.js";
@@ -57,4 +58,11 @@ export function parsePositiveDuration(option: string, text: string): number {
   const ms = parseDuration(option, text);
   if (ms <= 0) throw invalidArgument(option, text, "a duration above 0, such as 10m, 90s or 500ms");
   return ms;
+}
+
+/** `--allocator pytorch|expandable|raw`. */
+export function parseAllocator(text: string): AllocatorKind {
+  const kind = ALLOCATOR_KINDS.find((k) => k === text.trim().toLowerCase());
+  if (kind === undefined) throw invalidArgument("--allocator", text, ALLOCATOR_KINDS.join(", "));
+  return kind;
 }

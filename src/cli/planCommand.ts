@@ -1,26 +1,26 @@
 // `vramfit plan`: the memory breakdown of a workload at --batch N, a bar per category; with a target, its largest batch, and --svg a chart.
-import { ASSUMED_CONTEXT_BYTES, CATALOG_DEVICE, plannedBytes } from "../fit/allocator.js";
 import { ExitStatus } from "../errors.js";
 import { checkBatchBytes } from "../plan/planLimits.js";
-import { CATEGORIES, bytesByCategory, hostBytes, hostBytesByCategory, planTotals, type Category } from "../plan/memoryPlan.js";
-import { formatBytes, roundUp } from "../units.js";
+import { jobModel } from "../fit/charges.js";
+import { CATEGORIES, hostBytes, hostBytesByCategory, planTotals, type Category } from "../plan/memoryPlan.js";
+import { formatBytes } from "../units.js";
 import { writeFileSync } from "node:fs";
 import { invalidArgument } from "../errors.js";
 import { writeJson, type Io } from "./io.js";
 import { planHighlights, type PlanHighlight } from "../plan/highlights.js";
 import { memoryChartSvg } from "./memoryChart.js";
+import { jobLimits, type JobOptions } from "./jobOptions.js";
+import { deviceBreakdown, type Breakdown } from "./memoryChart.js";
 import { hasPlanTarget, planTarget, type PlanTarget } from "./planTarget.js";
 import { renderTable } from "./table.js";
 import type { TargetOptions } from "./targets.js";
 import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 
-export interface PlanOptions extends WorkloadOptions, TargetOptions {
+export interface PlanOptions extends WorkloadOptions, TargetOptions, JobOptions {
   batch?: number;
   json?: boolean;
   /** Write the chart of memory against batch size here. */
   svg?: string;
-  reserve?: number;
-  maxMem?: number;
 }
 
 /** The `plan --json` object (DESIGN.md's contract, plus the description and assumptions). */
@@ -31,13 +31,19 @@ export interface PlanReport {
   parameterCount: number;
   /** Parameters that train: the adapters with --lora-rank, otherwise parameterCount. */
   trainableParameterCount: number;
-  /** Device bytes at the batch: every tensor rounded to 2 MiB, plus an assumed CUDA context. */
+  /** Device bytes at the batch: the segments the job's allocator holds at its peak, and the job's CUDA context. */
   totalBytes: number;
-  breakdown: Record<Category | "context", number>;
+  /**
+   * totalBytes by category: each category's tensors live at the peak (unrounded), `allocator`
+   * (what the allocator holds beyond them: rounding, segment tails, cached free blocks) and `context`.
+   */
+  breakdown: Breakdown;
+  /** The allocator the job was modelled with. */
+  allocator: string;
   fixedBytes: number;
   perSampleBytes: number;
   tensorCount: number;
-  /** Named parts of the breakdown (frozen weights, adapters, dequantization buffer, …), rounded like it; empty when none applies. */
+  /** Named parts of the breakdown (frozen weights, adapters, dequantization buffer, …), unrounded like its categories; empty when none applies. */
   highlights: PlanHighlight[];
   /** Host memory of offloaded states on one node (`--offload`; 0 without), not rounded. */
   hostBytes: number;
@@ -56,6 +62,7 @@ function bar(share: number): string {
 
 export async function planCommand(options: PlanOptions, io: Io): Promise<number> {
   const { plan, assumed } = await planFromOptions(options, io.signal);
+  const model = jobModel(jobLimits(options));
   const batch = options.batch ?? 1;
   checkBatchBytes("--batch", plan, batch);
   if (options.batch === undefined) assumed.push("--batch 1");
@@ -65,18 +72,17 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     assumed,
     parameterCount: plan.parameterCount,
     trainableParameterCount: plan.trainableParameterCount ?? plan.parameterCount,
-    totalBytes: plannedBytes(plan, batch, CATALOG_DEVICE),
-    breakdown: {
-      ...bytesByCategory(plan, batch, (bytes) => roundUp(bytes, CATALOG_DEVICE.granularityBytes)),
-      context: ASSUMED_CONTEXT_BYTES,
-    },
+    totalBytes: 0,
+    breakdown: deviceBreakdown(plan, batch, model),
+    allocator: model.kind,
     ...planTotals(plan),
     tensorCount: plan.tensors.length,
-    highlights: planHighlights(plan, batch, (bytes) => roundUp(bytes, CATALOG_DEVICE.granularityBytes)),
+    highlights: planHighlights(plan, batch),
     hostBytes: hostBytes(plan),
     host: (({ parameters, gradients, optimizerStates }) => ({ parameters, gradients, optimizerStates, ranks: plan.host?.ranks ?? 0 }))(hostBytesByCategory(plan)),
   };
-  const target = options.svg !== undefined || hasPlanTarget(options) ? await planTarget(plan, options, planLimits(options)) : undefined;
+  report.totalBytes = Object.values(report.breakdown).reduce((sum, bytes) => sum + bytes, 0);
+  const target = options.svg !== undefined || hasPlanTarget(options) ? await planTarget(plan, options, jobLimits(options)) : undefined;
   if (target !== undefined) {
     const { allocator, ...shown } = target;
     report.target = shown;
@@ -91,7 +97,7 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
   }
   io.out(`workload  ${plan.description}`);
   if (assumed.length > 0) io.out(`assumed   ${assumed.join(" ")}`);
-  const rows = [...CATEGORIES, "context" as const].map((category) => {
+  const rows = [...CATEGORIES, "allocator" as const, "context" as const].map((category) => {
     const bytes = report.breakdown[category];
     const share = bytes / report.totalBytes;
     return [category, formatBytes(bytes), bar(share), `${(100 * share).toFixed(1)}%`];
@@ -116,13 +122,6 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
   }
   if (options.svg !== undefined) io.out(`chart     ${options.svg}`);
   return ExitStatus.ok;
-}
-
-function planLimits(options: PlanOptions): { reserveBytes?: number; maxMemBytes?: number } {
-  return {
-    ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
-    ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
-  };
 }
 
 function writeChart(path: string, svg: string): void {

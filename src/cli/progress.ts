@@ -1,5 +1,5 @@
 // One progress line on stderr for long device work: only on a terminal, never with --json; NO_COLOR honoured.
-import type { Addon } from "../native/addonTypes.js";
+import type { ProbeEvent } from "../index.js";
 import { formatBytes } from "../units.js";
 import { processIo, type Io } from "./io.js";
 
@@ -94,28 +94,25 @@ export function cliProgress(io: Io, json: boolean | undefined): Progress {
 }
 
 /**
- * The addon, with every probe shown on the progress line: how many were made, and what each
- * device is allocating now (a long probe shows its elapsed time ticking). `label` prefixes the
- * line with the step the caller is at.
+ * A probe observer (the library's `onProbe`) that shows every probe on the progress line: how
+ * many were made, and what each device is allocating now (a long probe shows its elapsed time
+ * ticking). `label` prefixes the line with the step the caller is at. Undefined without a line.
  */
-export function showProbes(addon: Addon, progress: Progress, label?: () => string): Addon {
-  if (progress === NO_PROGRESS) return addon;
+export function showProbes(progress: Progress, label?: () => string): ((event: ProbeEvent) => void) | undefined {
+  if (progress === NO_PROGRESS) return undefined;
   const inFlight = new Map<number, string>();
   let probes = 0;
   const render = (): void => {
     const now = [...inFlight].sort(([a], [b]) => a - b).map(([ordinal, what]) => `device ${ordinal}: ${what}`);
     progress.update([label?.(), `${probes} probe${probes === 1 ? "" : "s"}`, ...now].filter(Boolean).join(" · "));
   };
-  const probe: Addon["probe"] = async (ordinal, sizes, options) => {
-    probes += 1;
-    inFlight.set(ordinal, `allocating ${formatBytes(sizes.reduce((sum, size) => sum + size, 0))} in ${sizes.length} tensor${sizes.length === 1 ? "" : "s"}`);
-    render();
-    try {
-      return await addon.probe(ordinal, sizes, options);
-    } finally {
-      inFlight.delete(ordinal);
-      render();
+  return (event) => {
+    if (event.phase === "start") {
+      probes += 1;
+      inFlight.set(event.ordinal, `allocating ${formatBytes(event.bytes)} in ${event.allocations} allocation${event.allocations === 1 ? "" : "s"} (batch ${event.batch})`);
+    } else {
+      inFlight.delete(event.ordinal);
     }
+    render();
   };
-  return new Proxy(addon, { get: (target, key, receiver) => (key === "probe" ? probe : Reflect.get(target, key, receiver)) });
 }

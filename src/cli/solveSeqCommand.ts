@@ -1,15 +1,16 @@
 // `vramfit batch --solve seq --batch B`: the longest sequence that fits at a batch, on each device or analytic target.
 import { ExitStatus, invalidArgument } from "../errors.js";
 import { formatDuration } from "../duration.js";
-import { analyticSeq, deviceSeq, seqSearchFor, type SeqResult } from "../fit/findMaxSeq.js";
-import { perDevice } from "../devices/perDevice.js";
-import { formatBytes } from "../units.js";
+import { seqSearchFor } from "../fit/findMaxSeq.js";
+import { settleAll } from "../devices/perDevice.js";
+import { findMaxSeq, formatBytes, type SeqResult } from "../index.js";
 import type { BatchOptions } from "./batchCommand.js";
 import { deviceAccess, warnIfBusy } from "./deviceAccess.js";
 import { writeJson, type Io } from "./io.js";
+import { jobLimits, reserveText } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { renderTable } from "./table.js";
-import { resolveTargets } from "./targets.js";
+import { resolveCliTargets } from "./targets.js";
 import { planFromOptions } from "./workloadOptions.js";
 
 /** The options --solve seq refuses, each with why: they ask the batch question. */
@@ -24,7 +25,8 @@ function checkOptions(options: BatchOptions & { batch?: number }): number {
 
 /**
  * Finds the longest `--seq` at `--batch` with the same seeded search as the batch: the analytic
- * answer for the measured budget, verified by probes of the plan at that sequence and the next.
+ * answer for the measured budget, decided by probes of the job's segments at that sequence and
+ * the next (the library's findMaxSeq on each target the library's resolver gives).
  * Text transformers only (a vision transformer's tokens follow --image). The model's context
  * length (`max_position_embeddings`: the learned table's size, or what rotary positions were
  * trained for), less `--generate`'s tokens, caps it: an answer at the cap says so
@@ -33,36 +35,32 @@ function checkOptions(options: BatchOptions & { batch?: number }): number {
 export async function solveSeqCommand(options: BatchOptions & { batch?: number }, io: Io): Promise<number> {
   const batch = checkOptions(options);
   const planned = await planFromOptions(options, io.signal);
-  const { planAt, maxSeq } = seqSearchFor(planned.workload, planned.setup);
-  const limits = {
-    ...(options.reserve !== undefined && { reserveBytes: options.reserve }),
-    ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
-    maxSeq,
-  };
-  const targets = await resolveTargets(options, "examples");
+  const { planAt } = seqSearchFor(planned.workload, planned.setup);
+  const limits = jobLimits(options);
+  const { targets, fallback, reason } = await resolveCliTargets(options, "examples");
+  const progress = cliProgress(io, options.json);
+  const onProbe = showProbes(progress);
+  const access = deviceAccess(options.lockTimeout, io);
+  const busy = warnIfBusy(targets, reserveText(options), io).catch(() => undefined); // NVML only: no context for it
   let results: SeqResult[];
-  if (targets.kind === "device") {
-    const progress = cliProgress(io, options.json);
-    const addon = showProbes(targets.addon, progress);
-    const access = deviceAccess(options.lockTimeout, io);
-    const busy = warnIfBusy(targets.devices, io).catch(() => undefined);
-    try {
-      results = await perDevice(targets.devices, (d) => deviceSeq(addon, d, planAt, batch, { ...limits, ...access, touch: options.touch }));
-    } finally {
-      progress.done();
-    }
+  try {
+    results = await settleAll(
+      targets.map((target) =>
+        findMaxSeq(planned.workload, planned.setup, batch, { ...limits, ...access, touch: options.touch, target, ...(onProbe !== undefined && { onProbe }) }),
+      ),
+    );
+  } finally {
+    progress.done();
     await busy;
-  } else {
-    results = await Promise.all(targets.targets.map((t) => analyticSeq(planAt, batch, t, limits, targets.reason)));
   }
-  const many = options.device === "all" || (targets.kind === "analytic" && targets.fallback);
+  const many = options.device === "all" || fallback;
   if (options.json) {
     writeJson(io, many ? results : results[0]);
   } else {
     const description = planAt(Math.max(1, results[0]?.seq ?? 1)).description.replace(/, seq \d+/, "");
     io.out(`workload  ${description}, batch ${batch}${planned.assumed.length > 0 ? ` (assumed ${planned.assumed.join(" ")})` : ""}`);
-    if (targets.kind === "analytic" && targets.fallback) {
-      io.err(`${targets.reason}\nanalytic answers for common GPUs follow; name one with --gpu ID (see \`vramfit gpus\`) or --memory SIZE`);
+    if (fallback) {
+      io.err(`${reason}\nanalytic answers for common GPUs follow; name one with --gpu ID (see \`vramfit gpus\`) or --memory SIZE`);
     }
     io.out(renderSeqTable(results));
   }

@@ -1,16 +1,11 @@
 // What `check` and `batch` add around a result: the host side of --offload, and ranked advice when it does not fit.
 import { advise, type AdviceReport, type AdviceTarget } from "../advice/advise.js";
 import { measureAnalytic } from "../advice/scaleOut.js";
-import { MEASURED_DEVICE } from "../fit/allocator.js";
-import type { BudgetLimits } from "../fit/budget.js";
-import type { DeviceAccessOptions } from "../fit/deviceMemory.js";
-import { deviceBatch } from "../fit/findMaxBatch.js";
-import { analyticMemory } from "../fit/target.js";
+import { findMaxBatch, type BatchResult, type BudgetLimits, type DeviceLockOptions, type JobModelOptions, type Target } from "../index.js";
 import { hostBytes, type MemoryPlan } from "../plan/memoryPlan.js";
 import { formatBytes } from "../units.js";
 import type { HostBudget } from "./hostMemory.js";
 import { renderTable } from "./table.js";
-import type { Targets } from "./targets.js";
 import type { PlannedWorkload } from "./workloadOptions.js";
 
 /** The host side of a plan that offloads (`host` in `check --json` and `batch --json`). */
@@ -46,31 +41,34 @@ export function describeHost(host: HostCheck): string {
 }
 
 export interface AdviceOptions {
-  limits: BudgetLimits;
+  limits: BudgetLimits & JobModelOptions;
   maxBatch?: number;
   touch: boolean;
   hostBudget?: HostBudget;
   /** On a device: the cross-process lock and the interruption signal, as for the command's own probes. */
-  access?: DeviceAccessOptions;
+  access?: { signal?: AbortSignal; lock?: DeviceLockOptions };
   /** Interrupts the advice's measurements (SIGINT, SIGTERM). */
   signal?: AbortSignal;
 }
 
-/** Where result `index` of `targets` was evaluated, for advice to measure its changes the same way. */
-export function adviceTarget(targets: Targets, index: number, budgetBytes: number, options: AdviceOptions): AdviceTarget {
+/** What advice needs of a result: where it was measured and how the job was charged there. */
+export type AdviceBasis = Pick<BatchResult, "budgetBytes" | "allocator" | "jobContextBytes" | "device">;
+
+/** Where `result` was evaluated, for advice to measure its changes the same way (the same probes on a device). */
+export function adviceTarget(target: Target, result: AdviceBasis, options: AdviceOptions): AdviceTarget {
   const maxBatch = options.maxBatch !== undefined ? { maxBatch: options.maxBatch } : {};
-  if (targets.kind === "device") {
-    const device = targets.devices[index]!;
-    return {
-      budgetBytes,
-      allocator: MEASURED_DEVICE,
-      totalBytes: device.totalBytes,
-      ...maxBatch,
-      measure: async (plan) => (await deviceBatch(targets.addon, device, plan, { ...options.limits, ...maxBatch, ...options.access, touch: options.touch })).batchSize,
-    };
-  }
-  const { device, allocator } = analyticMemory(targets.targets[index]!);
-  return { budgetBytes, allocator, totalBytes: device.totalBytes, ...(device.id !== undefined && { id: device.id }), ...maxBatch };
+  const base = {
+    budgetBytes: result.budgetBytes,
+    allocator: { kind: result.allocator, contextBytes: result.jobContextBytes },
+    totalBytes: result.device.totalBytes,
+    ...(result.device.id !== undefined && { id: result.device.id }),
+    ...maxBatch,
+  };
+  if (target.kind !== "device") return base;
+  return {
+    ...base,
+    measure: async (plan) => (await findMaxBatch(plan, { ...options.limits, ...maxBatch, ...options.access, touch: options.touch, keepWarm: true, target })).batchSize,
+  };
 }
 
 /** The advice for one target: the largest batch now, then every change measured the same way. */
@@ -102,20 +100,19 @@ export interface AdviceFields {
 }
 
 /**
- * The advice for result `index` of `targets`, measured where that result was (the same probes
+ * The advice for `result` on `target`, measured where that result was (the same probes
  * on a device, the same model elsewhere): what `batch` and `check` attach when it does not fit.
  */
 export async function adviceFields(
   planned: PlannedWorkload,
-  targets: Targets,
-  index: number,
-  budgetBytes: number,
+  target: Target,
+  result: AdviceBasis,
   targetBatch: number,
   options: AdviceOptions,
   where: string,
   fromBatchSize?: number,
 ): Promise<AdviceFields> {
-  const advice = await adviceFor(planned, adviceTarget(targets, index, budgetBytes, options), targetBatch, options, fromBatchSize);
+  const advice = await adviceFor(planned, adviceTarget(target, result, options), targetBatch, options, fromBatchSize);
   return { advice: advice.items, adviceSummary: advice.summary, adviceText: renderAdvice(advice, where) };
 }
 

@@ -6,7 +6,7 @@
 import type { Addon, NativeDevice, NvmlDevice } from "../native/addonTypes.js";
 import type { NvmlBackend } from "../native/binding.js";
 import { matchNvml, usableMemory, type NvmlMatch } from "./nvmlMatch.js";
-import { perDevice } from "./perDevice.js";
+import { perDeviceOutcomes } from "./perDevice.js";
 
 /** A process using a device: from NVML, so only where NVML answered. */
 export interface ProcessUsage {
@@ -15,7 +15,8 @@ export interface ProcessUsage {
   usedBytes: number | null;
 }
 
-export interface DeviceReport extends NativeDevice {
+/** A device whose memory was read. */
+export interface DeviceReading extends NativeDevice {
   freeBytes: number;
   /** total − free: memory held by every process (this one's context included, when it has one). */
   usedBytes: number;
@@ -27,7 +28,23 @@ export interface DeviceReport extends NativeDevice {
   reservedBytes: number | null;
   /** Processes with a CUDA context on the device (NVML); null when unknown. */
   processes: ProcessUsage[] | null;
+  error: null;
 }
+
+/** A device the driver lists but could not read (fallen off the bus, a failing call): its error, as nvidia-smi marks it. */
+export interface DeviceFailure extends NativeDevice {
+  freeBytes: null;
+  usedBytes: null;
+  memorySource: null;
+  memorySourceReason: null;
+  reservedBytes: null;
+  processes: ProcessUsage[] | null;
+  /** The failure, its code (`ERR_CUDA_<NAME>`, `ERR_NVML_<NAME>`) and one line naming the device and the call. */
+  error: { code: string; message: string };
+}
+
+/** One visible device in `vramfit info` and `devices()`: read, or failed with its error. */
+export type DeviceReport = DeviceReading | DeviceFailure;
 
 /** NVML's device list, or why there is none. Never throws. */
 export async function nvmlDeviceList(nvml: NvmlBackend | undefined): Promise<NvmlDevice[] | { reason: string }> {
@@ -51,38 +68,59 @@ export function processesOf(match: NvmlMatch): ProcessUsage[] | null {
   return processes === null ? null : processes.map(({ pid, usedBytes }) => ({ pid, usedBytes }));
 }
 
+/**
+ * Every visible device with its memory now. A device whose reading fails with a driver or NVML
+ * error is listed with that error rather than hiding the others (any other error is thrown).
+ */
 export async function inventory(addon: Addon, nvml?: NvmlBackend): Promise<DeviceReport[]> {
   const devices = await addon.devices();
   const matches = await matchDevices(devices, nvml);
-  return perDevice(devices, async (device, i): Promise<DeviceReport> => {
-    const match = matches[i]!;
-    const processes = processesOf(match);
-    if (match.kind === "nvml") {
-      const { totalBytes, freeBytes } = usableMemory(match.memory);
-      return {
-        ...device,
-        uuid: match.uuid, // a MIG instance's MIG- UUID, which CUDA_VISIBLE_DEVICES accepts
-        totalBytes,
-        freeBytes,
-        usedBytes: totalBytes - freeBytes,
-        memorySource: "nvml",
-        memorySourceReason: null,
-        reservedBytes: match.memory.reservedBytes,
-        processes,
-      };
-    }
-    const { freeBytes, totalBytes } = await addon.memGetInfo(device.ordinal);
+  const outcomes = await perDeviceOutcomes(devices, (device, i) => readDevice(addon, device, matches[i]!, nvml));
+  return outcomes.map((outcome, i): DeviceReport => {
+    if (outcome.ok) return outcome.value;
+    const device = devices[i]!;
     return {
       ...device,
+      freeBytes: null,
+      usedBytes: null,
+      memorySource: null,
+      memorySourceReason: null,
+      reservedBytes: null,
+      processes: processesOf(matches[i]!),
+      error: { code: outcome.error.code, message: outcome.error.message },
+    };
+  });
+}
+
+async function readDevice(addon: Addon, device: NativeDevice, match: NvmlMatch, nvml: NvmlBackend | undefined): Promise<DeviceReading> {
+  const processes = processesOf(match);
+  if (match.kind === "nvml") {
+    const { totalBytes, freeBytes } = usableMemory(match.memory);
+    return {
+      ...device,
+      uuid: match.uuid, // a MIG instance's MIG- UUID, which CUDA_VISIBLE_DEVICES accepts
       totalBytes,
       freeBytes,
       usedBytes: totalBytes - freeBytes,
-      memorySource: "cuda",
-      memorySourceReason: nvml === undefined ? null : match.reason,
-      reservedBytes: null,
+      memorySource: "nvml",
+      memorySourceReason: null,
+      reservedBytes: match.memory.reservedBytes,
       processes,
+      error: null,
     };
-  });
+  }
+  const { freeBytes, totalBytes } = await addon.memGetInfo(device.ordinal);
+  return {
+    ...device,
+    totalBytes,
+    freeBytes,
+    usedBytes: totalBytes - freeBytes,
+    memorySource: "cuda",
+    memorySourceReason: nvml === undefined ? null : match.reason,
+    reservedBytes: null,
+    processes,
+    error: null,
+  };
 }
 
 /** `cuDriverGetVersion`'s 12040 as `12.4`. */

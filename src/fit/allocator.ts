@@ -1,38 +1,88 @@
-// What an evaluator adds to a plan's raw bytes: the allocator's rounding and the CUDA context.
-import { allocationSizes, type MemoryPlan } from "../plan/memoryPlan.js";
+// How a plan becomes device memory: the driver allocations the job's allocator makes, plus the job's CUDA context.
+import { allocationEvents, type AllocationEvent, type MemoryPlan } from "../plan/memoryPlan.js";
 import { roundUp } from "../units.js";
+import { cachingAllocatorSegments } from "./cachingAllocator.js";
+import { expandableSegmentPages } from "./expandableSegments.js";
 
+/**
+ * The allocator the job uses:
+ * - `pytorch`: PyTorch's CUDA caching allocator (its default): segments of 2 MiB, 20 MiB or the
+ *   request rounded to 2 MiB, blocks split and reused best-fit, never given back (cachingAllocator.ts);
+ * - `expandable`: PyTorch with `expandable_segments:True`: one growing segment per pool, mapped
+ *   in 2 MiB / 20 MiB pages (expandableSegments.ts);
+ * - `raw`: one `cuMemAlloc` per tensor, freed when the tensor dies, each rounded up to the
+ *   driver's 2 MiB page (a framework without a caching allocator).
+ */
+export const ALLOCATOR_KINDS = ["pytorch", "expandable", "raw"] as const;
+export type AllocatorKind = (typeof ALLOCATOR_KINDS)[number];
+export const DEFAULT_ALLOCATOR: AllocatorKind = "pytorch";
+
+/** The driver's allocation granularity the `raw` model rounds each tensor to (cuMemAlloc hands out 2 MiB pages). */
+export const DRIVER_PAGE_BYTES = 2 * 2 ** 20;
+
+/** How a target charges a plan: the job's allocator, and the CUDA context it pays for besides. */
 export interface AllocatorModel {
-  /** Every allocation is rounded up to this (cuMemAlloc hands out 2 MiB pages). */
-  granularityBytes: number;
-  /** Device memory the CUDA context of the job takes before any allocation. */
+  kind: AllocatorKind;
+  /** Device memory charged for the job's CUDA context (see fit/context.ts). */
   contextBytes: number;
 }
 
-export const GRANULARITY_BYTES = 2 * 2 ** 20;
+/** The raw model: the tensors live when their 2 MiB-rounded sum peaks, each one cuMemAlloc. */
+function rawAllocations(events: readonly AllocationEvent[]): number[] {
+  const live = new Map<number, number>();
+  let held = 0;
+  let peak = 0;
+  let peakAt = -1;
+  events.forEach((event, i) => {
+    if (event.kind === "alloc") {
+      const bytes = roundUp(event.bytes, DRIVER_PAGE_BYTES);
+      live.set(event.tensor, bytes);
+      held += bytes;
+      if (held > peak) [peak, peakAt] = [held, i];
+    } else {
+      held -= live.get(event.tensor) ?? 0;
+      live.delete(event.tensor);
+    }
+  });
+  const sizes = new Map<number, number>();
+  for (const event of events.slice(0, peakAt + 1)) {
+    if (event.kind === "alloc") sizes.set(event.tensor, event.bytes);
+    else sizes.delete(event.tensor);
+  }
+  return [...sizes.values()];
+}
+
+/** Replays of a plan, per allocator and batch: the search and the report ask for the same batch more than once. */
+const replays = new WeakMap<MemoryPlan, Map<string, readonly number[]>>();
+const REPLAYS_PER_PLAN = 256;
 
 /**
- * An assumed CUDA context size for catalog GPUs. A PyTorch process's context with CUDA's lazy
- * module loading takes a few hundred MiB (docs/memory-model.md); 512 MiB leaves room for cuBLAS's
- * workspace too. On a real device the context is already in the measured free memory.
+ * The device allocations the job holds at its peak at a batch size, in the order it makes them:
+ * what a device probe allocates, and (summed) what the analytic model charges. For `pytorch` the
+ * segments, for `expandable` the pages, for `raw` the tensors themselves (the driver rounds them).
  */
-export const ASSUMED_CONTEXT_BYTES = 512 * 2 ** 20;
+export function deviceAllocations(plan: MemoryPlan, batch: number, kind: AllocatorKind): readonly number[] {
+  let cache = replays.get(plan);
+  if (cache === undefined) replays.set(plan, (cache = new Map()));
+  const key = `${kind}:${batch}`;
+  const cached = cache.get(key);
+  if (cached !== undefined) return cached;
+  const events = allocationEvents(plan, batch);
+  const sizes = kind === "pytorch" ? cachingAllocatorSegments(events) : kind === "expandable" ? expandableSegmentPages(events) : rawAllocations(events);
+  if (cache.size >= REPLAYS_PER_PLAN) cache.clear();
+  cache.set(key, sizes);
+  return sizes;
+}
 
-/** On a real device: free memory was read with a context live, so only rounding remains. */
-export const MEASURED_DEVICE: AllocatorModel = { granularityBytes: GRANULARITY_BYTES, contextBytes: 0 };
-
-/** On a catalog GPU or a raw total: the context must be paid out of the total. */
-export const CATALOG_DEVICE: AllocatorModel = {
-  granularityBytes: GRANULARITY_BYTES,
-  contextBytes: ASSUMED_CONTEXT_BYTES,
-};
-
-/** A raw budget (`--memory`): the user's number is what the tensors may use. */
-export const RAW_BUDGET: AllocatorModel = { granularityBytes: GRANULARITY_BYTES, contextBytes: 0 };
-
-/** The device bytes a plan takes at a batch size under an allocator model. */
-export function plannedBytes(plan: MemoryPlan, batch: number, allocator: AllocatorModel): number {
-  let total = allocator.contextBytes;
-  for (const size of allocationSizes(plan, batch)) total += roundUp(size, allocator.granularityBytes);
+/** The device bytes of the allocations at the peak (before the context): PyTorch's peak `memory_reserved()`. */
+export function reservedBytes(plan: MemoryPlan, batch: number, kind: AllocatorKind): number {
+  const sizes = deviceAllocations(plan, batch, kind);
+  let total = 0;
+  for (const size of sizes) total += kind === "raw" ? roundUp(size, DRIVER_PAGE_BYTES) : size;
   return total;
+}
+
+/** The device bytes a plan takes at a batch size under an allocator model: its allocations and the context. */
+export function plannedBytes(plan: MemoryPlan, batch: number, allocator: AllocatorModel): number {
+  return reservedBytes(plan, batch, allocator.kind) + allocator.contextBytes;
 }

@@ -1,4 +1,4 @@
-// The analytic evaluator: a plan fits when its rounded bytes plus the context fit the budget.
+// The analytic evaluator: a plan fits when its allocator's segments plus the job's context fit the budget.
 import { planTotals, type MemoryPlan } from "../plan/memoryPlan.js";
 import { plannedBytes, type AllocatorModel } from "./allocator.js";
 import { searchMaxBatch, type FitsFunction, type SearchResult } from "./search.js";
@@ -9,7 +9,7 @@ export function analyticFits(plan: MemoryPlan, budgetBytes: number, allocator: A
 
 /**
  * The closed-form estimate ⌊(budget − fixed) / perSample⌋ from the plan's affine totals with
- * the allocator's costs; rounding makes it approximate, so it only seeds the search.
+ * the allocator's costs; segments and rounding make it approximate, so it only seeds the search.
  */
 export function affineEstimate(plan: MemoryPlan, budgetBytes: number, allocator: AllocatorModel): number {
   const { perSampleBytes } = planTotals(plan);

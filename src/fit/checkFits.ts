@@ -1,26 +1,40 @@
-// Does a plan at one batch size fit a target: one probe on a device, or the analytic sum.
-import type { Addon, NativeDevice } from "../native/addonTypes.js";
+// Does a plan at one batch size fit a target: one probe on a device, NVML's free memory, or the analytic sum.
+import type { NativeProbeLimit } from "../native/addonTypes.js";
 import type { MemoryPlan } from "../plan/memoryPlan.js";
-import { ASSUMED_CONTEXT_BYTES, MEASURED_DEVICE, plannedBytes } from "./allocator.js";
-import { budgetBytes, type BudgetLimits } from "./budget.js";
-import { deviceFits } from "./device.js";
-import { freeBytesForProbe, withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
-import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceSummary } from "./target.js";
+import { plannedBytes, type AllocatorKind } from "./allocator.js";
+import { budgetBytes, reserveBytes, type BudgetLimits } from "./budget.js";
+import { jobModel, type JobModelOptions } from "./charges.js";
+import { deviceFits, type ProbeEvent } from "./device.js";
+import { withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
+import { deviceCharges } from "./findMaxBatch.js";
+import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceSummary, type DeviceTarget } from "./target.js";
 
 /** One answer of `vramfit check` (its `--json` object). */
 export interface CheckResult {
   fits: boolean;
-  /** Device bytes the plan takes at the batch (allocator rounding and context included). */
+  /** Device bytes the plan takes at the batch: the allocator's segments and the job's CUDA context. */
   needBytes: number;
+  /** What the job may use: free memory (with what vramfit's own context holds) less the reserve, capped by --max-mem. */
   budgetBytes: number;
   device: DeviceSummary;
   source: "device" | "analytic";
   reason?: string;
   /** Probes made on the device (0 or 1). */
   probes: number;
-  /** On a device: who measured the free memory, NVML (no context, no probe) or CUDA. */
-  memorySource?: "nvml" | "cuda";
+  /**
+   * Who read the free memory: `cuda` (a probe, vramfit's context live), `nvml` (no context, no
+   * probe), or `total` (`--analytic` where nothing could be read). Absent for a catalog GPU or a raw budget.
+   */
+  memorySource?: "nvml" | "cuda" | "total";
+  /** On a probe that did not fit: what stopped it (the driver ran out, the reserve, --max-mem). */
+  limit?: NativeProbeLimit;
+  allocator: AllocatorKind;
+  jobContextBytes: number;
+  ownContextBytes: number;
+  reserveBytes: number;
 }
+
+export type CheckOptions = BudgetLimits & JobModelOptions;
 
 /** `--need SIZE` as a plan: one allocation of that size. */
 export function needPlan(bytes: number): MemoryPlan {
@@ -31,16 +45,12 @@ export function needPlan(bytes: number): MemoryPlan {
   };
 }
 
-export function checkAnalytic(
-  plan: MemoryPlan,
-  batch: number,
-  target: AnalyticTarget,
-  limits: BudgetLimits = {},
-  reason?: string,
-): CheckResult {
-  const { device, allocator } = analyticMemory(target);
-  const budget = budgetBytes(device.freeBytes, limits);
-  const needBytes = plannedBytes(plan, batch, allocator);
+/** The analytic answer on a target whose free memory is known (a catalog GPU, a raw budget, a device's NVML reading). */
+export function checkAnalytic(plan: MemoryPlan, batch: number, target: AnalyticTarget, options: CheckOptions = {}, reason?: string): CheckResult {
+  const model = jobModel(options);
+  const { device, memory } = analyticMemory(target);
+  const budget = budgetBytes(memory, options);
+  const needBytes = plannedBytes(plan, batch, model);
   return {
     fits: needBytes <= budget,
     needBytes,
@@ -49,55 +59,61 @@ export function checkAnalytic(
     source: "analytic",
     ...(reason !== undefined && { reason }),
     probes: 0,
+    ...(target.kind === "reading" && { memorySource: target.memorySource }),
+    allocator: model.kind,
+    jobContextBytes: model.contextBytes,
+    ownContextBytes: 0,
+    reserveBytes: reserveBytes(memory.totalBytes, options),
   };
-}
-
-/** One probe of the plan at `batch`, under the device's cross-process lock. */
-export async function checkOnDevice(
-  addon: Addon,
-  device: NativeDevice,
-  plan: MemoryPlan,
-  batch: number,
-  options: BudgetLimits & DeviceAccessOptions & { touch?: boolean } = {},
-): Promise<CheckResult> {
-  return withDeviceLock(addon, device, options, async () => {
-    const freeBytes = await freeBytesForProbe(addon, device);
-    const budget = budgetBytes(freeBytes, options);
-    const evaluator = deviceFits(addon, device.ordinal, plan, budget, options.touch ?? true, options.signal);
-    const fits = await evaluator.fits(batch);
-    return {
-      fits,
-      needBytes: plannedBytes(plan, batch, MEASURED_DEVICE),
-      budgetBytes: budget,
-      device: deviceSummary(device, freeBytes),
-      source: "device",
-      probes: evaluator.probes(),
-      memorySource: "cuda",
-    };
-  });
 }
 
 /**
  * The same question answered from NVML's free memory, with no probe and no CUDA context: the
- * budget is free − the context the job itself will create (ASSUMED_CONTEXT_BYTES, which NVML's
- * reading cannot include yet) − reserve, capped by --max-mem.
+ * job's whole context is charged, as on a catalog GPU (NVML's reading cannot include it yet).
  */
-export function checkOnNvml(
-  device: NativeDevice,
-  nvmlFreeBytes: number,
-  plan: MemoryPlan,
-  batch: number,
-  limits: BudgetLimits = {},
-): CheckResult {
-  const budget = budgetBytes(Math.max(0, nvmlFreeBytes - ASSUMED_CONTEXT_BYTES), limits);
-  const needBytes = plannedBytes(plan, batch, MEASURED_DEVICE);
-  return {
-    fits: needBytes <= budget,
-    needBytes,
-    budgetBytes: budget,
-    device: deviceSummary(device, nvmlFreeBytes),
-    source: "device",
-    probes: 0,
-    memorySource: "nvml",
-  };
+export function checkOnNvml(target: DeviceTarget, nvmlFreeBytes: number, uuid: string, plan: MemoryPlan, batch: number, options: CheckOptions = {}): CheckResult {
+  const device = { ...target.device, uuid };
+  const result = checkAnalytic(plan, batch, { kind: "reading", device, freeBytes: nvmlFreeBytes, memorySource: "nvml" }, options);
+  const { reason: _, ...rest } = result;
+  return { ...rest, source: "device", device: deviceSummary(device, nvmlFreeBytes), memorySource: "nvml" };
+}
+
+export interface DeviceCheckOptions extends CheckOptions, JobModelOptions, DeviceAccessOptions {
+  touch?: boolean;
+  onProbe?: (event: ProbeEvent) => void;
+}
+
+/** One probe of the plan at `batch`, under the device's cross-process lock, within the reserve. */
+export async function checkOnDevice(target: DeviceTarget, plan: MemoryPlan, batch: number, options: DeviceCheckOptions = {}): Promise<CheckResult> {
+  return withDeviceLock(target.addon, target.device, options, async () => {
+    const charges = await deviceCharges(target, options);
+    const { model, reading } = charges;
+    let limit: NativeProbeLimit | null = null;
+    const evaluator = deviceFits(target.addon, target.device.ordinal, plan, {
+      allocator: model.kind,
+      floorBytes: charges.floorBytes,
+      ...(charges.limitBytes !== undefined && { limitBytes: charges.limitBytes }),
+      touch: options.touch ?? true,
+      ...(options.signal !== undefined && { signal: options.signal }),
+      onProbe: (event) => {
+        if (event.phase === "end") limit = event.limit;
+        options.onProbe?.(event);
+      },
+    });
+    const fits = await evaluator.fits(batch);
+    return {
+      fits,
+      needBytes: plannedBytes(plan, batch, model),
+      budgetBytes: charges.budget,
+      device: deviceSummary(target.device, reading.freeBytes),
+      source: "device",
+      probes: evaluator.probes(),
+      memorySource: "cuda",
+      ...(limit !== null && { limit }),
+      allocator: model.kind,
+      jobContextBytes: model.contextBytes,
+      ownContextBytes: reading.ownContextBytes,
+      reserveBytes: charges.reserve,
+    };
+  });
 }

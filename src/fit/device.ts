@@ -1,8 +1,29 @@
-// The device evaluator: a batch fits when the plan's tensors really allocate on the GPU.
-import type { Addon } from "../native/addonTypes.js";
-import { allocationSizes, type MemoryPlan } from "../plan/memoryPlan.js";
-import { MEASURED_DEVICE, plannedBytes } from "./allocator.js";
+// The device evaluator: a batch fits when the driver allocations the job would make really fit on the GPU, above the floor.
+import type { Addon, NativeProbeLimit } from "../native/addonTypes.js";
+import type { MemoryPlan } from "../plan/memoryPlan.js";
+import { deviceAllocations, type AllocatorKind } from "./allocator.js";
 import type { FitsFunction } from "./search.js";
+
+/** One probe as it starts and as it ends: what progress lines and benchmarks watch. */
+export type ProbeEvent =
+  | { phase: "start"; ordinal: number; batch: number; bytes: number; allocations: number }
+  | { phase: "end"; ordinal: number; batch: number; fits: boolean; limit: NativeProbeLimit | null };
+
+export interface DeviceProbeOptions {
+  allocator: AllocatorKind;
+  /**
+   * Free memory every probe leaves on the device: the reserve, plus the part of the job's context
+   * vramfit's own context has not paid. The addon refuses the allocation that would cross it.
+   */
+  floorBytes: number;
+  /** The most the allocations may add up to (--max-mem less the job's context); unset: no cap. */
+  limitBytes?: number;
+  /** Write every byte and synchronize (default true in the library). */
+  touch: boolean;
+  /** Cancels a probe in flight: the addon stops before its next allocation and frees what it holds. */
+  signal?: AbortSignal;
+  onProbe?: (event: ProbeEvent) => void;
+}
 
 export interface DeviceFits {
   fits: FitsFunction;
@@ -11,40 +32,39 @@ export interface DeviceFits {
 }
 
 /**
- * Probes the plan at a batch size on device `ordinal`. A batch whose rounded bytes exceed the
- * budget is refused without a probe, so a probe never takes more than free − reserve (or
- * --max-mem); one within the budget is allocated for real, which catches what the model cannot
- * see (fragmentation, other processes, the driver's own rounding).
- *
- * `signal` cancels a probe in flight too: the addon stops before its next allocation, frees what
- * it holds, and the promise rejects with the signal's reason.
+ * Probes the plan at a batch size on device `ordinal`: the segments (or pages, or tensors) the
+ * job's allocator would hold at its peak, allocated in order, within the floor and the cap the
+ * addon enforces. No batch is refused before the device is asked, so where the device packs
+ * better than the model (a finer allocation granularity), the search's upward probes find it.
  */
-export function deviceFits(
-  addon: Addon,
-  ordinal: number,
-  plan: MemoryPlan,
-  budgetBytes: number,
-  touch: boolean,
-  signal?: AbortSignal,
-): DeviceFits {
+export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, options: DeviceProbeOptions): DeviceFits {
   let probes = 0;
+  const { signal, onProbe } = options;
+  const native = {
+    touch: options.touch,
+    reserveBytes: options.floorBytes,
+    ...(options.limitBytes !== undefined && { limitBytes: Math.max(0, options.limitBytes) }),
+  };
   return {
     fits: async (batch) => {
-      if (plannedBytes(plan, batch, MEASURED_DEVICE) > budgetBytes) return false;
       signal?.throwIfAborted();
+      const sizes = deviceAllocations(plan, batch, options.allocator);
       probes += 1;
-      if (signal === undefined) return (await addon.probe(ordinal, allocationSizes(plan, batch), { touch })).fits;
-      const cancel = new Int32Array(new SharedArrayBuffer(4));
-      const raise = () => Atomics.store(cancel, 0, 1);
-      signal.addEventListener("abort", raise, { once: true });
+      onProbe?.({ phase: "start", ordinal, batch, bytes: sizes.reduce((sum, size) => sum + size, 0), allocations: sizes.length });
+      let result: Awaited<ReturnType<Addon["probe"]>> | undefined;
+      const cancel = signal === undefined ? undefined : new Int32Array(new SharedArrayBuffer(4));
+      const raise = () => Atomics.store(cancel!, 0, 1);
+      signal?.addEventListener("abort", raise, { once: true });
       try {
-        return (await addon.probe(ordinal, allocationSizes(plan, batch), { touch, cancel })).fits;
+        result = await addon.probe(ordinal, sizes, cancel === undefined ? native : { ...native, cancel });
       } catch (error) {
-        if (signal.aborted && (error as { code?: string }).code === "ERR_ABORTED") throw signal.reason;
+        if (signal?.aborted && (error as { code?: string }).code === "ERR_ABORTED") throw signal.reason;
         throw error;
       } finally {
-        signal.removeEventListener("abort", raise);
+        signal?.removeEventListener("abort", raise);
+        onProbe?.({ phase: "end", ordinal, batch, fits: result?.fits ?? false, limit: result?.limit ?? null });
       }
+      return result.fits;
     },
     probes: () => probes,
   };

@@ -1,19 +1,18 @@
 // The largest batch on one target: the seeded device search, or the analytic answer.
 import { invalidArgument } from "../errors.js";
-import type { Addon, NativeDevice } from "../native/addonTypes.js";
+import type { NativeDevice } from "../native/addonTypes.js";
 import { planTotals, type MemoryPlan } from "../plan/memoryPlan.js";
-import { MEASURED_DEVICE, plannedBytes } from "./allocator.js";
+import { plannedBytes, type AllocatorKind } from "./allocator.js";
 import { analyticMaxBatch } from "./analytic.js";
-import { budgetBytes, type BudgetLimits } from "./budget.js";
-import { deviceFits } from "./device.js";
-import { freeBytesForProbe, withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
+import { budgetBytes, reserveBytes } from "./budget.js";
+import { jobModel, type JobModelOptions, type SearchLimits } from "./charges.js";
+import { unpaidContextBytes } from "./context.js";
+import { deviceFits, type ProbeEvent } from "./device.js";
+import { readDevice, withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
 import { searchMaxBatch } from "./search.js";
-import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceSummary } from "./target.js";
+import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceSummary, type DeviceTarget } from "./target.js";
 
-export interface SearchLimits extends BudgetLimits {
-  /** The largest batch wanted; without it there is no upper bound. */
-  maxBatch?: number;
-}
+export type { SearchLimits };
 
 /** One answer of `vramfit batch` (its `--json` object). */
 export interface BatchResult {
@@ -22,18 +21,39 @@ export interface BatchResult {
   /** Why the answer is analytic, when it is. */
   reason?: string;
   device: DeviceSummary;
+  /**
+   * Where the free memory came from: `cuda` (measured with vramfit's context live), `nvml` (read
+   * without a context: `--analytic` on a GPU), `total` (nothing could be read: the device's total).
+   * Absent for a catalog GPU or a raw budget.
+   */
+  memorySource?: "cuda" | "nvml" | "total";
+  /** What the job may use: free memory (with what vramfit's own context holds) less the reserve, capped by --max-mem. */
   budgetBytes: number;
-  /** Device bytes the plan takes at `batchSize` (allocator rounding and context included). */
+  /** Device bytes the plan takes at `batchSize`: the allocator's segments and the job's CUDA context. */
   bytesAtBatch: number;
-  /** Σ fixed bytes of the plan, before rounding. */
+  /** Σ fixed bytes of the plan, before the allocator. */
   fixedBytes: number;
-  /** Σ per-sample bytes of the plan, before rounding. */
+  /** Σ per-sample bytes of the plan, before the allocator. */
   perSampleBytes: number;
   /** fits() evaluations that reached the device (0 for an analytic answer). */
   probes: number;
   /** What the analytic model predicted for the same budget (the device search's seed). */
   predictedBatchSize: number;
+  /** The allocator the job was modelled (and probed) with. */
+  allocator: AllocatorKind;
+  /** The job's CUDA context charged in bytesAtBatch. */
+  jobContextBytes: number;
+  /** vramfit's own context, measured on the device (NVML's figure for this process); 0 elsewhere. */
+  ownContextBytes: number;
+  /** The headroom left free (and kept free during every probe). */
+  reserveBytes: number;
   elapsedMs: number;
+}
+
+export interface DeviceSearchOptions extends SearchLimits, JobModelOptions, DeviceAccessOptions {
+  /** Write every probed byte so the memory is really backed (default true). */
+  touch?: boolean;
+  onProbe?: (event: ProbeEvent) => void;
 }
 
 /** A plan without per-sample bytes fits at every batch size: the search needs a cap. */
@@ -43,60 +63,77 @@ function requireBound(plan: MemoryPlan, limits: SearchLimits): void {
   }
 }
 
-export async function analyticBatch(
-  plan: MemoryPlan,
-  target: AnalyticTarget,
-  limits: SearchLimits = {},
-  reason?: string,
-): Promise<BatchResult> {
-  requireBound(plan, limits);
+export async function analyticBatch(plan: MemoryPlan, target: AnalyticTarget, options: SearchLimits & JobModelOptions = {}, reason?: string): Promise<BatchResult> {
+  requireBound(plan, options);
   // process.hrtime, not performance.now(): the first use of `performance` loads Node's perf_hooks,
   // a millisecond of the CLI's cold start, which is mostly this function (docs/benchmarks.md).
   const started = process.hrtime.bigint();
-  const { device, allocator } = analyticMemory(target);
-  const budget = budgetBytes(device.freeBytes, limits);
-  const { batchSize } = await analyticMaxBatch(plan, budget, allocator, limits.maxBatch);
+  const model = jobModel(options);
+  const { device, memory } = analyticMemory(target);
+  const budget = budgetBytes(memory, options);
+  const { batchSize } = await analyticMaxBatch(plan, budget, model, options.maxBatch);
   return {
     batchSize,
     source: "analytic",
     ...(reason !== undefined && { reason }),
     device,
+    ...(target.kind === "reading" && { memorySource: target.memorySource }),
     budgetBytes: budget,
-    bytesAtBatch: plannedBytes(plan, batchSize, allocator),
+    bytesAtBatch: plannedBytes(plan, batchSize, model),
     ...planTotals(plan),
     probes: 0,
     predictedBatchSize: batchSize,
+    allocator: model.kind,
+    jobContextBytes: model.contextBytes,
+    ownContextBytes: 0,
+    reserveBytes: reserveBytes(memory.totalBytes, options),
     elapsedMs: Number(process.hrtime.bigint() - started) / 1e6,
   };
 }
 
-export interface DeviceSearchOptions extends SearchLimits, DeviceAccessOptions {
-  /** Write every probed byte so the memory is really backed (default true). */
-  touch?: boolean;
-}
-
 /**
- * Measures free memory on the device, seeds the search with the analytic answer for exactly that
- * budget, and verifies it with probes: two when the model is right. Holds the device's
- * cross-process lock throughout (elapsedMs starts once it is held), so another vramfit's probes
- * cannot shrink the free memory under this search.
+ * Reads free memory on the device, seeds the search with the analytic answer for exactly that
+ * budget, and lets probes decide, upward as well as downward: two probes (the seed and the next
+ * batch) when the model is right. Holds the device's cross-process lock throughout (elapsedMs
+ * starts once it is held), so another vramfit's probes cannot shrink the free memory under it.
  */
-export async function deviceBatch(
-  addon: Addon,
-  device: NativeDevice,
-  plan: MemoryPlan,
-  options: DeviceSearchOptions = {},
-): Promise<BatchResult> {
+export async function deviceBatch(target: DeviceTarget, plan: MemoryPlan, options: DeviceSearchOptions = {}): Promise<BatchResult> {
   requireBound(plan, options);
-  return withDeviceLock(addon, device, options, () => searchDevice(addon, device, plan, options));
+  return withDeviceLock(target.addon, target.device, options, () => searchDevice(target, plan, options));
 }
 
-async function searchDevice(addon: Addon, device: NativeDevice, plan: MemoryPlan, options: DeviceSearchOptions): Promise<BatchResult> {
+/** The device's budget and the probe's floor and cap, from one reading. */
+export async function deviceCharges(target: DeviceTarget, options: SearchLimits & JobModelOptions) {
+  const model = jobModel(options);
+  const reading = await readDevice(target.addon, target.device, target.nvml);
+  const charge = { jobContextBytes: model.contextBytes, spentBytes: Math.min(reading.ownContextBytes, model.contextBytes) };
+  const memory = { freeBytes: reading.freeBytes, totalBytes: reading.totalBytes };
+  const reserve = reserveBytes(reading.totalBytes, options);
+  return {
+    model,
+    reading,
+    reserve,
+    budget: budgetBytes(memory, options, charge.spentBytes),
+    // The addon holds the floor against the driver's free figure: on an integrated GPU that is
+    // more than MemAvailable lets a probe take, and the difference stays free too.
+    floorBytes: reserve + unpaidContextBytes(charge) + (reading.driverFreeBytes - reading.freeBytes),
+    ...(options.maxMemBytes !== undefined && { limitBytes: options.maxMemBytes - model.contextBytes }),
+  };
+}
+
+async function searchDevice(target: DeviceTarget, plan: MemoryPlan, options: DeviceSearchOptions): Promise<BatchResult> {
   const started = performance.now();
-  const freeBytes = await freeBytesForProbe(addon, device);
-  const budget = budgetBytes(freeBytes, options);
-  const predicted = await analyticMaxBatch(plan, budget, MEASURED_DEVICE, options.maxBatch);
-  const evaluator = deviceFits(addon, device.ordinal, plan, budget, options.touch ?? true, options.signal);
+  const charges = await deviceCharges(target, options);
+  const { model, reading, budget } = charges;
+  const predicted = await analyticMaxBatch(plan, budget, model, options.maxBatch);
+  const evaluator = deviceFits(target.addon, target.device.ordinal, plan, {
+    allocator: model.kind,
+    floorBytes: charges.floorBytes,
+    ...(charges.limitBytes !== undefined && { limitBytes: charges.limitBytes }),
+    touch: options.touch ?? true,
+    ...(options.signal !== undefined && { signal: options.signal }),
+    ...(options.onProbe !== undefined && { onProbe: options.onProbe }),
+  });
   const { batchSize } = await searchMaxBatch(evaluator.fits, {
     seed: predicted.batchSize,
     ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),
@@ -105,12 +142,19 @@ async function searchDevice(addon: Addon, device: NativeDevice, plan: MemoryPlan
   return {
     batchSize,
     source: "device",
-    device: deviceSummary(device, freeBytes),
+    device: deviceSummary(target.device, reading.freeBytes),
+    memorySource: "cuda",
     budgetBytes: budget,
-    bytesAtBatch: plannedBytes(plan, batchSize, MEASURED_DEVICE),
+    bytesAtBatch: plannedBytes(plan, batchSize, model),
     ...planTotals(plan),
     probes: evaluator.probes(),
     predictedBatchSize: predicted.batchSize,
+    allocator: model.kind,
+    jobContextBytes: model.contextBytes,
+    ownContextBytes: reading.ownContextBytes,
+    reserveBytes: charges.reserve,
     elapsedMs: performance.now() - started,
   };
 }
+
+export type { NativeDevice };

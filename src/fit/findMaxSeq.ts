@@ -1,6 +1,5 @@
 // The longest sequence that fits at a given batch: the seeded search over tokens instead of samples.
 import { invalidArgument } from "../errors.js";
-import type { Addon, NativeDevice } from "../native/addonTypes.js";
 import { checkSetupApplies } from "../plan/applicability.js";
 import { buildPlan } from "../plan/buildPlan.js";
 import { planTotals, type MemoryPlan } from "../plan/memoryPlan.js";
@@ -8,19 +7,20 @@ import { checkPlanBytes } from "../plan/planLimits.js";
 import type { RunSetup } from "../plan/setup.js";
 import { LIMITS } from "../workload/limits.js";
 import type { Workload } from "../workload/workload.js";
-import { MEASURED_DEVICE, plannedBytes, type AllocatorModel } from "./allocator.js";
+import { plannedBytes, type AllocatorModel } from "./allocator.js";
 import { analyticFits } from "./analytic.js";
-import { budgetBytes, type BudgetLimits } from "./budget.js";
-import { deviceFits } from "./device.js";
-import { freeBytesForProbe, withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
-import type { BatchResult } from "./findMaxBatch.js";
+import { budgetBytes, reserveBytes, type BudgetLimits } from "./budget.js";
+import { jobModel, type JobModelOptions } from "./charges.js";
+import { deviceFits, type ProbeEvent } from "./device.js";
+import { withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
+import { deviceCharges, type BatchResult } from "./findMaxBatch.js";
 import { searchMaxBatch } from "./search.js";
-import { analyticMemory, deviceSummary, type AnalyticTarget } from "./target.js";
+import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceTarget } from "./target.js";
 
 /** The plan of the workload at `seq` tokens per sample (the same setup otherwise). */
 export type PlanAtSeq = (seq: number) => MemoryPlan;
 
-export interface SeqLimits extends BudgetLimits {
+export interface SeqLimits extends BudgetLimits, JobModelOptions {
   /** The longest sequence to consider (a learned position table's size); without it no upper bound. */
   maxSeq?: number;
 }
@@ -97,18 +97,24 @@ function seqResult(plan: MemoryPlan, seq: number, batch: number, allocator: Allo
 /** The longest sequence at `batch` on an analytic target (a catalog GPU or a raw budget). */
 export async function analyticSeq(planAt: PlanAtSeq, batch: number, target: AnalyticTarget, limits: SeqLimits = {}, reason?: string): Promise<SeqResult> {
   const started = performance.now();
-  const { device, allocator } = analyticMemory(target);
-  const budget = budgetBytes(device.freeBytes, limits);
+  const allocator = jobModel(limits);
+  const { device, memory } = analyticMemory(target);
+  const budget = budgetBytes(memory, limits);
   const seq = await analyticMaxSeq(planAt, batch, budget, allocator, limits.maxSeq);
   return {
     ...seqResult(planAt(Math.max(seq, 1)), seq, batch, allocator, limits.maxSeq),
     source: "analytic",
     ...(reason !== undefined && { reason }),
     device,
+    ...(target.kind === "reading" && { memorySource: target.memorySource }),
     budgetBytes: budget,
     probes: 0,
     predictedBatchSize: batch,
     predictedSeq: seq,
+    allocator: allocator.kind,
+    jobContextBytes: allocator.contextBytes,
+    ownContextBytes: 0,
+    reserveBytes: reserveBytes(memory.totalBytes, limits),
     elapsedMs: performance.now() - started,
   };
 }
@@ -116,23 +122,31 @@ export async function analyticSeq(planAt: PlanAtSeq, batch: number, target: Anal
 export interface DeviceSeqOptions extends SeqLimits, DeviceAccessOptions {
   /** Write every probed byte so the memory is really backed (default true). */
   touch?: boolean;
+  onProbe?: (event: ProbeEvent) => void;
 }
 
 /**
- * The longest sequence at `batch` on a device: as `deviceBatch` does for the batch, it measures
- * the free memory, seeds the search with the analytic answer for exactly that budget, and
- * verifies it with probes of the plan at that sequence (and the next, unless its planned bytes
- * already exceed the budget): one or two probes when the model is right.
+ * The longest sequence at `batch` on a device: as `deviceBatch` does for the batch, it reads the
+ * free memory, seeds the search with the analytic answer for exactly that budget, and lets probes
+ * of the job's segments at that sequence (and the next) decide, within the addon's floor: two
+ * probes when the model is right.
  */
-export async function deviceSeq(addon: Addon, device: NativeDevice, planAt: PlanAtSeq, batch: number, options: DeviceSeqOptions = {}): Promise<SeqResult> {
-  return withDeviceLock(addon, device, options, async () => {
+export async function deviceSeq(target: DeviceTarget, planAt: PlanAtSeq, batch: number, options: DeviceSeqOptions = {}): Promise<SeqResult> {
+  return withDeviceLock(target.addon, target.device, options, async () => {
     const started = performance.now();
-    const freeBytes = await freeBytesForProbe(addon, device);
-    const budget = budgetBytes(freeBytes, options);
-    const predicted = await analyticMaxSeq(planAt, batch, budget, MEASURED_DEVICE, options.maxSeq);
+    const charges = await deviceCharges(target, options);
+    const { model, reading, budget } = charges;
+    const predicted = await analyticMaxSeq(planAt, batch, budget, model, options.maxSeq);
     let probes = 0;
     const fits = async (seq: number): Promise<boolean> => {
-      const evaluator = deviceFits(addon, device.ordinal, planAt(seq), budget, options.touch ?? true, options.signal);
+      const evaluator = deviceFits(target.addon, target.device.ordinal, planAt(seq), {
+        allocator: model.kind,
+        floorBytes: charges.floorBytes,
+        ...(charges.limitBytes !== undefined && { limitBytes: charges.limitBytes }),
+        touch: options.touch ?? true,
+        ...(options.signal !== undefined && { signal: options.signal }),
+        ...(options.onProbe !== undefined && { onProbe: options.onProbe }),
+      });
       const result = await evaluator.fits(batch);
       probes += evaluator.probes();
       return result;
@@ -143,13 +157,18 @@ export async function deviceSeq(addon: Addon, device: NativeDevice, planAt: Plan
       ...(options.signal !== undefined && { signal: options.signal }),
     });
     return {
-      ...seqResult(planAt(Math.max(seq, 1)), seq, batch, MEASURED_DEVICE, options.maxSeq),
+      ...seqResult(planAt(Math.max(seq, 1)), seq, batch, model, options.maxSeq),
       source: "device",
-      device: deviceSummary(device, freeBytes),
+      device: deviceSummary(target.device, reading.freeBytes),
+      memorySource: "cuda",
       budgetBytes: budget,
       probes,
       predictedBatchSize: batch,
       predictedSeq: predicted,
+      allocator: model.kind,
+      jobContextBytes: model.contextBytes,
+      ownContextBytes: reading.ownContextBytes,
+      reserveBytes: charges.reserve,
       elapsedMs: performance.now() - started,
     };
   });

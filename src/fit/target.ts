@@ -1,15 +1,38 @@
-// Where a workload is evaluated: a real device, a catalog GPU, or a raw memory budget.
-import type { NativeDevice } from "../native/addonTypes.js";
-import { CATALOG_DEVICE, MEASURED_DEVICE, RAW_BUDGET, type AllocatorModel } from "./allocator.js";
+// Where a workload is evaluated: a real device (probes), or analytically on a catalog GPU, a raw budget, or a device's reading.
+import type { Addon, NativeDevice } from "../native/addonTypes.js";
+import type { NvmlBackend } from "../native/binding.js";
+import type { DeviceMemory } from "./budget.js";
 
-/** A GPU as the analytic evaluator needs it (a catalog entry, or a real device's reported total). */
+/** A GPU as the analytic evaluator needs it (a catalog entry, or any GPU's name and total). */
 export interface GpuModel {
   id?: string;
   name: string;
   totalBytes: number;
 }
 
-export type AnalyticTarget = { kind: "gpu"; gpu: GpuModel } | { kind: "memory"; bytes: number };
+/**
+ * An analytic target: a GPU model (its whole memory free), a raw budget (`memoryBytes`: a GPU of
+ * that size, nothing else on it), or a real device read without a context (`--analytic`): its
+ * free memory from NVML, or its total when NVML cannot say.
+ */
+export type AnalyticTarget =
+  | { kind: "gpu"; gpu: GpuModel }
+  | { kind: "memory"; bytes: number }
+  | { kind: "reading"; device: NativeDevice; freeBytes: number; memorySource: "nvml" | "cuda" | "total" };
+
+/**
+ * A real device, measured by probes: `addon` is the native binding it is reached through, `nvml`
+ * (when loaded) says what vramfit's own context holds on it.
+ */
+export interface DeviceTarget {
+  kind: "device";
+  device: NativeDevice;
+  addon: Addon;
+  nvml?: NvmlBackend;
+}
+
+/** Any target `findMaxBatch` and `checkFits` can evaluate on (from `resolveTargets`). */
+export type Target = DeviceTarget | (AnalyticTarget & { reason?: string });
 
 /** The device a result refers to (the `device` object of the JSON contract). */
 export interface DeviceSummary {
@@ -23,26 +46,25 @@ export interface DeviceSummary {
   freeBytes: number;
 }
 
-/** The memory an analytic target offers and how allocations are charged on it. */
-export function analyticMemory(target: AnalyticTarget): { device: DeviceSummary; allocator: AllocatorModel } {
-  if (target.kind === "memory") {
-    return {
-      device: { ordinal: null, name: "memory budget", uuid: null, totalBytes: target.bytes, freeBytes: target.bytes },
-      allocator: RAW_BUDGET,
-    };
+/** The memory an analytic target offers, and the device it stands for. */
+export function analyticMemory(target: AnalyticTarget): { device: DeviceSummary; memory: DeviceMemory } {
+  switch (target.kind) {
+    case "memory":
+      return {
+        device: { ordinal: null, name: "memory budget", uuid: null, totalBytes: target.bytes, freeBytes: target.bytes },
+        memory: { freeBytes: target.bytes, totalBytes: target.bytes },
+      };
+    case "gpu": {
+      const { gpu } = target;
+      const device = { ordinal: null, name: gpu.name, ...(gpu.id !== undefined && { id: gpu.id }), uuid: null, totalBytes: gpu.totalBytes, freeBytes: gpu.totalBytes };
+      return { device, memory: { freeBytes: gpu.totalBytes, totalBytes: gpu.totalBytes } };
+    }
+    case "reading":
+      return {
+        device: deviceSummary(target.device, target.freeBytes),
+        memory: { freeBytes: target.freeBytes, totalBytes: target.device.totalBytes },
+      };
   }
-  const { gpu } = target;
-  return {
-    device: {
-      ordinal: null,
-      name: gpu.name,
-      ...(gpu.id !== undefined && { id: gpu.id }),
-      uuid: null,
-      totalBytes: gpu.totalBytes,
-      freeBytes: gpu.totalBytes,
-    },
-    allocator: CATALOG_DEVICE,
-  };
 }
 
 export function deviceSummary(device: NativeDevice, freeBytes: number): DeviceSummary {
@@ -54,5 +76,3 @@ export function deviceSummary(device: NativeDevice, freeBytes: number): DeviceSu
     freeBytes,
   };
 }
-
-export { MEASURED_DEVICE };

@@ -1,7 +1,8 @@
 // The largest batch by running the real job: the library's entry for `vramfit batch --exec` and
 // `vramfit check --exec`, and for harnesses that drive their own runs.
 import { invalidArgument } from "../errors.js";
-import { ASSUMED_CONTEXT_BYTES, MEASURED_DEVICE, plannedBytes, type AllocatorModel } from "../fit/allocator.js";
+import { plannedBytes, type AllocatorModel } from "../fit/allocator.js";
+import { jobModel } from "../fit/charges.js";
 import { analyticMaxBatch } from "../fit/analytic.js";
 import { budgetBytes as budgetFor } from "../fit/budget.js";
 import type { DeviceSummary } from "../fit/target.js";
@@ -10,7 +11,7 @@ import { calibratedSearch, type Calibration, type CalibratedSearchResult, type M
 import { validateFindMaxBatchByRunning } from "../validate.js";
 import { checkJobCommand } from "./jobCommand.js";
 import { jobDeviceSummary, type JobDevice } from "./jobDevices.js";
-import { withJobSession, type JobSessionContext, type JobSessionOptions } from "./jobSession.js";
+import { runLimits, withJobSession, type JobSessionContext, type JobSessionOptions } from "./jobSession.js";
 import type { PeakSource } from "./peakSampler.js";
 import type { JobRun } from "./runJob.js";
 
@@ -86,14 +87,12 @@ export interface JobBatchResult {
 
 /**
  * The job's own context is not in the free memory NVML reports before it starts, so the model
- * charges it, with the same assumed size as for a catalog GPU (fit/allocator.ts).
+ * charges it, as on every other path (fit/context.ts), with the job's allocator.
  */
-const JOB_ALLOCATOR: AllocatorModel = { ...MEASURED_DEVICE, contextBytes: ASSUMED_CONTEXT_BYTES };
-
-async function modelSeed(model: MemoryPlan | AffineModel, budget: number, maxBatch: number | undefined): Promise<ModelSeed> {
+async function modelSeed(model: MemoryPlan | AffineModel, budget: number, maxBatch: number | undefined, allocator: AllocatorModel): Promise<ModelSeed> {
   if ("tensors" in model) {
-    const { batchSize } = await analyticMaxBatch(model, budget, JOB_ALLOCATOR, maxBatch);
-    return { batchSize, bytesAt: (b) => plannedBytes(model, b, JOB_ALLOCATOR) };
+    const { batchSize } = await analyticMaxBatch(model, budget, allocator, maxBatch);
+    return { batchSize, bytesAt: (b) => plannedBytes(model, b, allocator) };
   }
   const batchSize = model.perSampleBytes > 0 ? Math.floor((budget - model.fixedBytes) / model.perSampleBytes) : (maxBatch ?? 1);
   return {
@@ -164,10 +163,10 @@ async function search(job: JobRunner | ((batch: number) => Promise<JobRun>), opt
     budgetBytes: context.budgetBytes,
     ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),
     ...(options.calibrate !== undefined && { calibrate: options.calibrate }),
-    ...(options.model !== undefined && { model: await modelSeed(options.model, context.budgetBytes, options.maxBatch) }),
+    ...(options.model !== undefined && { model: await modelSeed(options.model, context.budgetBytes, options.maxBatch, jobModel(options)) }),
     ...(options.signal !== undefined && { signal: options.signal }),
   });
-  const tightest = context.devices.reduce<JobDevice | undefined>((min, d) => (min === undefined || budgetFor(d.freeBytes, options) < budgetFor(min.freeBytes, options) ? d : min), undefined);
+  const tightest = context.devices.reduce<JobDevice | undefined>((min, d) => (min === undefined || budgetFor({ freeBytes: d.freeBytes, totalBytes: d.device.totalBytes }, runLimits(options)) < budgetFor({ freeBytes: min.freeBytes, totalBytes: min.device.totalBytes }, runLimits(options)) ? d : min), undefined);
   return {
     batchSize: found.batchSize,
     source: "job",

@@ -6,11 +6,12 @@ import { join } from "node:path";
 import { invalidArgument } from "../errors.js";
 import type { DeviceLockOptions } from "../devices/deviceLock.js";
 import { budgetBytes as budgetFor, type BudgetLimits } from "../fit/budget.js";
+import type { JobModelOptions } from "../fit/charges.js";
 import { jobDevices, measureFree, nvmlReader, withJobDevicesLocked, type DeviceChoice, type JobDevice } from "./jobDevices.js";
 import { samplePeaks, usedBytesNow } from "./peakSampler.js";
 import { DEFAULT_RUN_TIMEOUT_MS, runJobAtBatch, type JobRun } from "./runJob.js";
 
-export interface JobSessionOptions extends BudgetLimits {
+export interface JobSessionOptions extends BudgetLimits, JobModelOptions {
   /** The GPU(s) the job runs on: a CUDA ordinal (default 0), a list, or `all` (a run fits only if it fits on every one). */
   device?: DeviceChoice;
   /** Kills a run's process group after this long (default 10 min). */
@@ -32,6 +33,15 @@ export interface JobSessionContext {
   memorySource: "nvml" | "cuda" | null;
   logDir: string | null;
   command: string | null;
+}
+
+/**
+ * The limits the job's budget is worked out with. A real job's runs are not probes: without an
+ * explicit --reserve they keep the exec search's own default, no headroom (the probes' default
+ * headroom, fit/budget.ts, guards other processes while vramfit allocates).
+ */
+export function runLimits<T extends BudgetLimits>(options: T): T {
+  return options.reserveBytes === undefined && options.reservePercent === undefined ? { ...options, reserveBytes: 0 } : options;
 }
 
 /** The log directory: made when named (and writable), else a new one under the system's temporary directory. */
@@ -61,7 +71,7 @@ export async function withJobSession<T>(
     const devices = await measureFree(resolved);
     const context: JobSessionContext = {
       devices,
-      budgetBytes: Math.min(...devices.map((d) => budgetFor(d.freeBytes, options))),
+      budgetBytes: Math.min(...devices.map((d) => budgetFor({ freeBytes: d.freeBytes, totalBytes: d.device.totalBytes }, runLimits(options)))),
       memorySource: devices.every((d) => d.memorySource === "nvml") ? "nvml" : "cuda",
       logDir: command === null ? null : logDirectory(options.logDir),
       command,

@@ -126,3 +126,11 @@ export function openNvml(options: BackendOptions = {}): Promise<NvmlBackend> {
   nvml ??= openThroughAddon(options, async (addon) => ({ kind: "nvml" as const, addon, info: await addon.loadNvml(library) }));
   return nvml;
 }
+
+/**
+ * The backend if this process has opened it, without opening it: what releasing contexts needs
+ * (nothing to release when the driver was never loaded, and no reason to load it then).
+ */
+export function openedBackend(): Promise<Backend> | undefined {
+  return backend;
+}

@@ -75,8 +75,9 @@ describe("scripts/bench.mjs --quick", () => {
     expect(c.ratio).toBeCloseTo(c.vramfitMedianMs / c.nodeMedianMs, 1);
     expect(c.preset.ms).toHaveLength(c.runs);
     expect(c.preset.ratio).toBeCloseTo(c.preset.medianMs / c.nodeMedianMs, 1);
-    // 80 GiB less 1e9 parameters × 16 bytes (AdamW, amp: 16 GB) leaves 65.1 GiB: 65 samples of 1 GiB.
-    expect(c.answer).toEqual({ batchSize: 65, source: "analytic" });
+    // 80 GiB less the default 5% reserve (4 GiB), 1e9 parameters × 16 bytes (AdamW, amp: three
+    // segments, 16,003,366,912 B) and the 512 MiB job context leaves 60.6 GiB: 60 samples of 1 GiB.
+    expect(c.answer).toEqual({ batchSize: 60, source: "analytic" });
     // The preset answered analytically (no device), and agrees with the in-process answer below.
     expect(c.preset.answer.source).toBe("analytic");
     const inProcess = report.analytic.rows.find((r) => r.model === "resnet152");
@@ -109,12 +110,11 @@ describe("scripts/bench.mjs --quick", () => {
         expect(s.summary.seeded.wrong).toBe(0);
       });
 
-      it("makes no more probes than the bisection or Lightning's search", () => {
+      it("makes no more probes than the bisection, and fewer than Lightning's search in all", () => {
         const s = report[section];
-        for (const row of s.rows) {
-          expect(row.seeded.probes, `${row.gpu} ${row.workload}`).toBeLessThanOrEqual(row.bisect1024.trials);
-          expect(row.seeded.probes, `${row.gpu} ${row.workload}`).toBeLessThanOrEqual(row.lightning.trials);
-        }
+        // Per case Lightning can need one trial (its first guess happens to be the answer, batch 1),
+        // where the seeded search also confirms that the next batch does not fit.
+        for (const row of s.rows) expect(row.seeded.probes, `${row.gpu} ${row.workload}`).toBeLessThanOrEqual(row.bisect1024.trials);
         expect(s.summary.seeded.probes).toBeLessThan(s.summary.lightning.trials);
       });
 
@@ -183,7 +183,8 @@ describe("scripts/bench.mjs --quick", () => {
     }
     expect(lower).toBeGreaterThan(0);
     expect(report.modelMiss.summary.seeded.probes).toBeGreaterThan(report.search.summary.seeded.probes);
-    // The 2 MiB model is exact on a 2 MiB simulator: one probe (b + 1 is over the budget) or none.
-    for (const r of report.search.rows) expect(r.seeded.probes).toBe(r.truth === 0 ? 0 : 1);
+    // The model is exact on a 2 MiB simulator (PyTorch's segments are whole 2 MiB pages): two probes,
+    // the answer and the next batch, which the device refuses; one when not even batch 1 fits.
+    for (const r of report.search.rows) expect(r.seeded.probes).toBe(r.truth === 0 ? 1 : 2);
   });
 });

@@ -14,31 +14,40 @@ interface CheckJson {
   device: { ordinal: number | null; name: string };
 }
 
+// The default reserve is 5% of the total, ⌈42,505,273,344 × 0.05⌉ = 2,125,263,668 B, so the budget
+// is 40,357,789,696 − 2,125,263,668 = 38,232,526,028 B (35.61 GiB); the job's 512 MiB context is
+// charged on top of what it checks (NVML is not loaded, vramfit's own context costs nothing here).
+const BUDGET = 38232526028;
+const CONTEXT = 512 * 2 ** 20;
+
 describe("vramfit check", () => {
-  it("--need below the free memory fits (exit 0), above does not (exit 1)", async () => {
-    const yes = await runJson<CheckJson>(["check", "--need", "37GiB"], ONE_GPU);
+  it("--need below the budget less the job's context fits (exit 0), above does not (exit 1)", async () => {
+    // 35 GiB + 0.5 GiB ≤ 35.61 GiB; 36 GiB + 0.5 GiB is not.
+    const yes = await runJson<CheckJson>(["check", "--need", "35GiB"], ONE_GPU);
     expect(yes.status).toBe(0);
-    expect(yes.json).toMatchObject({ fits: true, needBytes: 37 * GiB, budgetBytes: 40357789696, source: "device" });
-    const no = await runJson<CheckJson>(["check", "--need", "38GiB"], ONE_GPU);
+    expect(yes.json).toMatchObject({ fits: true, needBytes: 35 * GiB + CONTEXT, budgetBytes: BUDGET, source: "device" });
+    const no = await runJson<CheckJson>(["check", "--need", "36GiB"], ONE_GPU);
     expect(no.status).toBe(1);
     expect(no.json.fits).toBe(false);
   });
 
   it("a workload at --batch N is probed on the device", async () => {
-    // 1e9 params × 16 B (amp + adamw) = 16e9 B → 7,631 pages = 16,003,366,912 B with rounding of each of
-    // the three tensors (2e9 → 954 pages, 2e9 → 954, 12e9 → 5,723); + N × 1 GiB.
+    // 1e9 params × 16 B (amp + adamw) in three tensors, each its own segment rounded to 2 MiB
+    // (2e9 → 954 pages, 2e9 → 954, 12e9 → 5,723): 16,003,366,912 B; + N × 1 GiB + the context.
+    // 38,232,526,028 − 16,003,366,912 − 536,870,912 = 20.20 GiB → 20 fits, 21 does not.
     const args = ["check", "--params", "1e9", "--per-sample", "1GiB", "--precision", "amp", "--optimizer", "adamw"];
-    const fits = await runJson<CheckJson>([...args, "--batch", "22"], ONE_GPU);
+    const fits = await runJson<CheckJson>([...args, "--batch", "20"], ONE_GPU);
     expect(fits.json.fits).toBe(true);
-    expect(fits.json.needBytes).toBe((954 + 954 + 5723) * 2 * 2 ** 20 + 22 * GiB);
-    const tooBig = await runJson<CheckJson>([...args, "--batch", "23"], ONE_GPU);
+    expect(fits.json.needBytes).toBe((954 + 954 + 5723) * 2 * 2 ** 20 + 20 * GiB + CONTEXT);
+    const tooBig = await runJson<CheckJson & { limit: string }>([...args, "--batch", "21"], ONE_GPU);
     expect(tooBig.json.fits).toBe(false);
+    expect(tooBig.json.limit).toBe("reserve"); // the addon refused the allocation that would cross the floor
     expect(tooBig.status).toBe(1);
   });
 
   it("prints one human line", async () => {
     const run = await runCli(["check", "--need", "10GiB"], ONE_GPU);
-    expect(run.stdout.trim()).toBe("fits: needs 10 GiB of a 37.59 GiB budget on device 0 (NVIDIA A100-SXM4-40GB) [device]");
+    expect(run.stdout.trim()).toBe("fits: needs 10.50 GiB of a 35.61 GiB budget on device 0 (NVIDIA A100-SXM4-40GB) [device]");
   });
 
   it("with no GPU and no target, exits 3 with the reason", async () => {
@@ -47,11 +56,13 @@ describe("vramfit check", () => {
     expect(run.stderr).toMatch(/no usable GPU: driver not found.*name a target with --gpu or --memory/);
   });
 
-  it("answers analytically for --gpu and --memory", async () => {
-    const onGpu = await runJson<CheckJson>(["check", "--need", "79.5GiB", "--gpu", "H100-80GB"], NO_DRIVER);
-    expect(onGpu.json).toMatchObject({ fits: false, source: "analytic" }); // 79.5 GiB + 0.5 GiB context > the catalog H100-80GB total of 79.20 GiB
-    const raw = await runJson<CheckJson>(["check", "--need", "79.5GiB", "--memory", "80GiB"], NO_DRIVER);
-    expect(raw.json.fits).toBe(true);
+  it("answers analytically for --gpu and --memory, charging both the same way", async () => {
+    // 75 GiB + 0.5 GiB context: more than 95% of the catalog H100-80GB's 79.20 GiB (75.24 GiB),
+    // less than 95% of an 80 GiB --memory (76 GiB).
+    const onGpu = await runJson<CheckJson>(["check", "--need", "75GiB", "--gpu", "H100-80GB"], NO_DRIVER);
+    expect(onGpu.json).toMatchObject({ fits: false, source: "analytic" });
+    const raw = await runJson<CheckJson>(["check", "--need", "75GiB", "--memory", "80GiB"], NO_DRIVER);
+    expect(raw.json).toMatchObject({ fits: true, needBytes: 75 * GiB + CONTEXT, budgetBytes: 76 * GiB });
     expect(raw.status).toBe(0);
   });
 });

@@ -27,7 +27,7 @@ describe("a reserve larger than the free memory", () => {
       env: { ...BUSY_H100, PATH: process.env.PATH ?? "", VRAMFIT: `${process.execPath} ${CLI}` },
     }).finished;
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/: refused: does not fit: needs 1 GiB of a 0 B budget on device 0/);
+    expect(run.stderr).toMatch(/: refused: does not fit: needs 1.50 GiB of a 0 B budget on device 0/); // 1 GiB and the job's 512 MiB context
     expect(run.stderr).not.toMatch(/bad requirement/);
   });
 });

@@ -5,7 +5,8 @@ import { runJson, simulatedGpus } from "./runCli.js";
 
 const H100 = "NVIDIA H100 80GB HBM3:85520809984:0";
 // Every call that reaches a GPU takes 10 ms, plus 5 ms × (ordinal + 1): GPU 7 is the slowest.
-// The answer, 64: (85,520,809,984 − 7,631 pages of 2 MiB for 1e9 parameters × 16 B) / 1 GiB = 64.7.
+// The answer, 60: (85,520,809,984 − 4,276,040,500 of default reserve − 7,631 pages of 2 MiB for 1e9
+// parameters × 16 B − the 512 MiB job context) / 1 GiB = 60.26.
 const EIGHT_GPUS = simulatedGpus(Array.from({ length: 8 }, (_, i) => `${H100}:delay=${5 * (i + 1)}`).join(";"), { CUDASIM_CALL_DELAY_MS: "10" });
 const WORKLOAD = ["batch", "--params", "1e9", "--per-sample", "1GiB"];
 
@@ -26,7 +27,7 @@ describe("vramfit batch --device all on 8 GPUs", () => {
     const slowest = await timed(() => runJson<BatchJson>([...WORKLOAD, "--device", "7"], EIGHT_GPUS));
     const all = await timed(() => runJson<BatchJson[]>([...WORKLOAD, "--device", "all"], EIGHT_GPUS));
     expect(all.value.status).toBe(0);
-    expect(all.value.json.map((r) => [r.device.ordinal, r.batchSize])).toEqual(Array.from({ length: 8 }, (_, i) => [i, 64]));
+    expect(all.value.json.map((r) => [r.device.ordinal, r.batchSize])).toEqual(Array.from({ length: 8 }, (_, i) => [i, 60]));
     const each = all.value.json.map((r) => r.elapsedMs);
     const sum = each.reduce((a, b) => a + b, 0);
     const alone = slowest.value.json.elapsedMs;

@@ -132,13 +132,15 @@ describe("vramfit info with NVML", () => {
 });
 
 describe("vramfit check --need with NVML", () => {
-  it("answers from NVML's free memory less the context the job will create: no probe, no context", async () => {
+  it("answers from NVML's free memory, charging the context the job will create: no probe, no context", async () => {
     const { env, calls } = traced({ CUDA_VISIBLE_DEVICES: "0" });
-    const budget = H100 - 3 * GiB - 512 * MiB; // 81,762,713,600 B = 76.15 GiB
-    const fits = await runJson<{ fits: boolean; budgetBytes: number; probes: number; memorySource: string; source: string }>(["check", "--need", "76GiB"], env);
+    // free 82,299,584,512 less the default reserve (5% of the total, 4,276,040,500) = 78,023,544,012 B;
+    // the need is charged with the job's 512 MiB context: up to 72.16 GiB fits.
+    const budget = H100 - 3 * GiB - 4276040500;
+    const fits = await runJson<{ fits: boolean; budgetBytes: number; needBytes: number; probes: number; memorySource: string; source: string }>(["check", "--need", "72GiB"], env);
     expect(fits.status).toBe(0);
-    expect(fits.json).toMatchObject({ fits: true, budgetBytes: budget, probes: 0, memorySource: "nvml", source: "device" });
-    const no = await runJson<{ fits: boolean }>(["check", "--need", "76.2GiB"], env);
+    expect(fits.json).toMatchObject({ fits: true, budgetBytes: budget, needBytes: 72 * GiB + 512 * MiB, probes: 0, memorySource: "nvml", source: "device" });
+    const no = await runJson<{ fits: boolean }>(["check", "--need", "72.2GiB"], env);
     expect(no.status).toBe(1);
     expect(calls()).not.toContain("cuDevicePrimaryCtxRetain");
     expect(calls()).not.toContain("cuMemAlloc_v2");
@@ -159,12 +161,37 @@ describe("vramfit batch on a busy GPU", () => {
     const run = await runCli(WORKLOAD, traced({ CUDA_VISIBLE_DEVICES: "0" }).env);
     expect(run.status).toBe(0);
     expect(run.stderr).toBe(
-      "warning: device 0 (NVIDIA H100 80GB HBM3) is in use by 1 other process holding 3 GiB (pid 4242 3 GiB); the answer is for the memory free now\n",
+      "warning: device 0 (NVIDIA H100 80GB HBM3) is in use by 1 other process holding 3 GiB (pid 4242 3 GiB); the answer is for the memory free now, and every probe leaves 5% of the total (--reserve) free for them\n",
     );
   });
 
   it("says nothing when the device is idle", async () => {
     const run = await runCli(WORKLOAD, traced({ CUDA_VISIBLE_DEVICES: "1" }).env);
     expect(run.stderr).toBe("");
+  });
+});
+
+describe("--analytic on a machine with a GPU", () => {
+  const SEVEN_B = ["batch", "--params", "7e9", "--per-sample", "1GiB", "--precision", "fp32", "--optimizer", "sgd", "--analytic"];
+
+  it("reads NVML's free memory without a context, labels it, and answers as the probes would", async () => {
+    const { env, calls } = traced({ CUDA_VISIBLE_DEVICES: "0" });
+    const run = await runJson<{ batchSize: number; budgetBytes: number; memorySource: string; reason: string; probes: number; device: { freeBytes: number } }>(SEVEN_B, env);
+    // free 82,299,584,512 (3 GiB are another process's), not the 85,520,809,984 total; less the
+    // default reserve, 56,002,347,008 B of segments and the 512 MiB context: 20 (the total gave 23).
+    expect(run.json).toMatchObject({ batchSize: 20, memorySource: "nvml", probes: 0, device: { freeBytes: H100 - 3 * GiB } });
+    expect(run.json.reason).toBe("--analytic: free memory read through NVML (no CUDA context), not probed");
+    expect(calls()).not.toContain("cuDevicePrimaryCtxRetain");
+    const probed = await runJson<{ batchSize: number }>(SEVEN_B.filter((a) => a !== "--analytic"), env);
+    expect(probed.json.batchSize).toBe(20);
+  });
+
+  it("uses the total only when NVML cannot read the device (an integrated GPU), and says so", async () => {
+    const { env, calls } = traced({ CUDA_VISIBLE_DEVICES: "2" });
+    const run = await runJson<{ memorySource: string; reason: string; device: { freeBytes: number; totalBytes: number } }>(["batch", "--params", "1e8", "--per-sample", "256MiB", "--analytic"], env);
+    expect(run.json.memorySource).toBe("total");
+    expect(run.json.device.freeBytes).toBe(run.json.device.totalBytes);
+    expect(run.json.reason).toMatch(/^--analytic: the device's total memory \(NVML cannot read its free memory: nvmlDeviceGetMemoryInfo_v2 failed: Not Supported/);
+    expect(calls()).not.toContain("cuDevicePrimaryCtxRetain");
   });
 });

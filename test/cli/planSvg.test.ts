@@ -67,7 +67,7 @@ describe("vramfit plan --svg", () => {
     expect(Math.abs(chart.bytesAt(chart.attr("answer", "y2")) - batch.json.bytesAtBatch)).toBeLessThan(0.2 * GiB);
     expect(chart.batchAt(chart.attr("batch", "cx"))).toBeCloseTo(32, 0);
     expect(chart.svg).toContain(`largest batch ${batch.json.batchSize}</text>`);
-    expect(chart.svg).toContain("budget 79.20 GiB: H100-80GB's memory");
+    expect(chart.svg).toContain("budget 75.24 GiB: H100-80GB's memory less the 3.96 GiB reserve");
     for (const category of ["parameters", "gradients", "optimizerStates", "activations", "context"]) expect(chart.svg).toContain(`data-category="${category}"`);
   });
 
@@ -78,12 +78,12 @@ describe("vramfit plan --svg", () => {
     expect(plan.status).toBe(0);
     expect(plan.stdout).toContain(`chart     ${file}`);
     const batch = await runJson<{ batchSize: number; budgetBytes: number }>(["batch", ...bertLarge], gpus);
-    expect(batch.json.budgetBytes).toBe(82_299_584_512);
+    expect(batch.json.budgetBytes).toBe(82_299_584_512 - 4_276_040_500); // free less the default 5% reserve
     const chart = readChart(file);
-    expect(Math.abs(chart.bytesAt(chart.attr("budget", "y1")) - 82_299_584_512)).toBeLessThan(0.1 * GiB);
+    expect(Math.abs(chart.bytesAt(chart.attr("budget", "y1")) - batch.json.budgetBytes)).toBeLessThan(0.1 * GiB);
     expect(chart.attr("answer", "data-batch")).toBe(batch.json.batchSize);
     expect(chart.batchAt(chart.attr("answer", "x1"))).toBeCloseTo(batch.json.batchSize, 0);
-    expect(chart.svg).toContain("measured free on device 0 (NVIDIA H100 80GB HBM3)");
+    expect(chart.svg).toContain("measured free on device 0 (NVIDIA H100 80GB HBM3) less the 3.98 GiB reserve");
     expect(chart.svg).not.toContain('id="batch"'); // no --batch given: nothing else marked
   });
 

@@ -33,13 +33,14 @@ async function together(count: number, args: readonly string[], env: Record<stri
 }
 
 describe("4 concurrent vramfit batch processes on one GPU", () => {
-  it("all answer, all answers are right (as alone: 24), none crash, and the memory is free afterwards", async () => {
+  it("all answer, all answers are right (as alone: 20), none crash, and the memory is free afterwards", async () => {
     const env = sharedGpu();
     const runs = await together(4, SEVEN_B_FP32_SGD, env);
     for (const run of runs) {
       expect(run.status, run.stderr).toBe(0);
       const json = JSON.parse(run.stdout) as { batchSize: number; budgetBytes: number; probes: number };
-      expect(json).toMatchObject({ batchSize: 24, budgetBytes: FREE, probes: 1 });
+      // As test/cli/batch.test.ts works out: free less the default 5% reserve, 20 samples; 20 and 21 probed.
+      expect(json).toMatchObject({ batchSize: 20, budgetBytes: FREE - 4276040500, probes: 2 });
     }
     // Three of them had to wait, and said so.
     const waited = runs.filter((r) => /^another vramfit process \(pid \d+\) is probing this device; waiting up to 60 s \(--lock-timeout\)$/m.test(r.stderr));
@@ -53,7 +54,7 @@ describe("4 concurrent vramfit batch processes on one GPU", () => {
     const runs = await together(4, SEVEN_B_FP32_SGD, sharedGpu({ VRAMFIT_LOCK_DIR: "/nonexistent/vramfit-locks", CUDASIM_SYNC_DELAY_MS: "1500" }));
     for (const run of runs) expect(run.stderr).toMatch(/^warning: cannot open the lock file .*: ENOENT.*; probing without the cross-process lock$/m);
     const answers = runs.map((r) => (r.status === 0 || r.status === 1 ? (JSON.parse(r.stdout) as { batchSize: number }).batchSize : -1));
-    expect(answers.some((a) => a !== 24)).toBe(true);
+    expect(answers.some((a) => a !== 20)).toBe(true);
   });
 });
 

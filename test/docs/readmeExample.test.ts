@@ -19,7 +19,7 @@ describe("README library example", () => {
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     expect(run.stdout.trimEnd()).toBe(readmeBlock(readme, "library-example-output"));
-    expect(run.stdout).toContain("[device, probes: 1]");
+    expect(run.stdout).toContain("[device, probes: 2]"); // the answer, and the next batch refused at the reserve
   });
 
   it("answers analytically for the fallback GPU when there is no driver", async () => {

@@ -29,20 +29,21 @@ describe("examples/slurm-prolog.sh", () => {
   it("lets a job that fits on every GPU of the node through, saying so in the job log", async () => {
     const result = await run("bash", ["examples/slurm-prolog.sh", "--need", "70GiB"], simulatedGpus(`${H100};NVIDIA H100 80GB HBM3:85520809984`, job));
     expect(result.status).toBe(0);
-    expect(result.stderr).toContain("vramfit prolog: job 4242 on gpu-node-07: ok: fits: needs 70 GiB of a 76.65 GiB budget on device 0");
-    expect(result.stderr).toContain("\n  fits: needs 70 GiB of a 79.65 GiB budget on device 1");
+    // 70 GiB and the job's 512 MiB context, within free memory less the default reserve (5% of 79.65 GiB).
+    expect(result.stderr).toContain("vramfit prolog: job 4242 on gpu-node-07: ok: fits: needs 70.50 GiB of a 72.67 GiB budget on device 0");
+    expect(result.stderr).toContain("\n  fits: needs 70.50 GiB of a 75.67 GiB budget on device 1");
   });
 
   it("refuses a job that does not fit on one of its GPUs, with the reason in the job log", async () => {
     const result = await run("bash", ["examples/slurm-prolog.sh", "--need", "78GiB"], simulatedGpus(`${H100};NVIDIA H100 80GB HBM3:85520809984`, job));
     expect(result.status).toBe(1);
-    expect(result.stderr).toContain("job 4242 on gpu-node-07: refused: does not fit: needs 78 GiB of a 76.65 GiB budget on device 0 (NVIDIA H100 80GB HBM3) [device]");
+    expect(result.stderr).toContain("job 4242 on gpu-node-07: refused: does not fit: needs 78.50 GiB of a 72.67 GiB budget on device 0 (NVIDIA H100 80GB HBM3) [device]");
   });
 
   it("takes a workload from $VRAMFIT_CHECK and refuses when there is no GPU", async () => {
     const workload = { VRAMFIT_CHECK: "--model llama-2-7b --mode infer --seq 4096 --batch 8", ...job };
     expect((await run("bash", ["examples/slurm-prolog.sh"], simulatedGpus(H100, workload))).status).toBe(0);
-    expect((await run("bash", ["examples/slurm-prolog.sh"], simulatedGpus(L4, workload))).stderr).toMatch(/refused: does not fit: needs [\d.]+ GiB of a 21.96 GiB budget on device 0 \(NVIDIA L4\)/);
+    expect((await run("bash", ["examples/slurm-prolog.sh"], simulatedGpus(L4, workload))).stderr).toMatch(/refused: does not fit: needs [\d.]+ GiB of a 20.86 GiB budget on device 0 \(NVIDIA L4\)/);
     const none = await run("bash", ["examples/slurm-prolog.sh"], { VRAMFIT_CUDA_LIBRARY: "/nonexistent/libcuda.so.1", ...workload });
     expect(none.status).toBe(1);
     expect(none.stderr).toContain("refused: cannot check (exit 3): vramfit: no usable GPU");
@@ -73,7 +74,7 @@ describe("examples/k8s-init-container.yaml", () => {
     expect(existsSync(message)).toBe(false);
     const refused = await run("sh", ["examples/k8s-init-check.sh"], simulatedGpus(L4, { ...env, TERMINATION_LOG: message }));
     expect(refused.status).toBe(1);
-    expect(readFileSync(message, "utf8")).toMatch(/^vramfit refused the pod \(exit 1\): does not fit: needs [\d.]+ GiB of a 21.96 GiB budget on device 0 \(NVIDIA L4\) \[device\]\n/);
+    expect(readFileSync(message, "utf8")).toMatch(/^vramfit refused the pod \(exit 1\): does not fit: needs [\d.]+ GiB of a 20.86 GiB budget on device 0 \(NVIDIA L4\) \[device\]\n/);
   });
 });
 
@@ -85,7 +86,7 @@ describe("examples/benchmark.ts", () => {
     expect(result.status).toBe(0);
     const record = JSON.parse(readFileSync(out, "utf8"));
     const cli = await runJson<{ batchSize: number }>(["batch", "--model", "bert-base", "--seq", "128"], simulatedGpus(H100));
-    expect(record.batch).toMatchObject({ size: cli.json.batchSize, source: "device", probes: 1 });
+    expect(record.batch).toMatchObject({ size: cli.json.batchSize, source: "device", probes: 2 });
     expect(record.device).toMatchObject({ ordinal: 0, name: "NVIDIA H100 80GB HBM3", freeBytes: 82_299_584_512 });
     expect(record.freeBytesAfter).toBe(82_299_584_512);
     expect(record.benchmark.steps).toBe(3);
@@ -108,7 +109,7 @@ describe("examples/launcher.ts", () => {
   const workload = ["--model", "gpt2-large", "--seq", "1024"];
 
   it("starts the trainer with the micro-batch findMaxBatch finds, rounded down, and the accumulation to the global batch", async () => {
-    const cli = await runJson<{ batchSize: number }>(["batch", ...workload, "--reserve", "1GiB"], simulatedGpus(H100));
+    const cli = await runJson<{ batchSize: number }>(["batch", ...workload], simulatedGpus(H100));
     const batch = Math.floor(cli.json.batchSize / 8) * 8;
     expect(batch).toBeGreaterThan(8);
     const result = await runExample("examples/launcher.ts", [...workload, "--multiple-of", "8", "--global-batch", "512", ...trainer, "--micro-batch", "{batch}", "--accumulate", "{accumulate}"], simulatedGpus(H100));
@@ -122,6 +123,20 @@ describe("examples/launcher.ts", () => {
     const result = await runExample("examples/launcher.ts", [...workload, "--multiple-of", "0", ...trainer], simulatedGpus(H100));
     expect({ status: result.status, stdout: result.stdout }).toEqual({ status: 2, stdout: "" });
     expect(result.stderr).toBe('launcher: --multiple-of: expected a whole number ≥ 1, got "0"\n');
+  });
+
+  it("leaves the trainer all the memory it promised: no context of the launcher's is left on the GPU", async () => {
+    // The trainer is a process of its own on the same simulated machine (one ledger), where every
+    // context costs 300 MiB: it reads free memory with its own context live. The launcher, still
+    // running as its parent, must hold nothing there by then.
+    const context = 300 * 2 ** 20;
+    const env = simulatedGpus(L4, { CUDASIM_STATE: join(mkdtempSync(join(scratch, "ledger-")), "ledger"), CUDASIM_CONTEXT_BYTES: String(context) });
+    const readFree = `const a = require(${JSON.stringify(join(root, "build", "Release", "vramfit.node"))}); a.loadDriver(process.env.VRAMFIT_CUDA_LIBRARY).then(() => a.memGetInfo(0)).then((m) => console.log(JSON.stringify(m)))`;
+    const result = await runExample("examples/launcher.ts", ["--model", "gpt2", "--seq", "1024", "--", process.execPath, "-e", readFree], env);
+    expect(result.status, result.stderr).toBe(0);
+    const seen = JSON.parse(result.stdout) as { freeBytes: number; totalBytes: number };
+    expect(seen.freeBytes).toBe(seen.totalBytes - context); // only the trainer's own context
+    expect(result.stderr).toMatch(/^launcher: micro-batch \d+ /m);
   });
 
   it("refuses to train on a guess when there is no GPU (exit 3)", async () => {

@@ -75,7 +75,7 @@ describe("an AbortSignal given to the search", () => {
 
   it("aborted during a probe: the probe stops, its memory is freed, the search rejects with the signal's reason", async () => {
     const controller = new AbortController();
-    const search = deviceBatch(addon, devices[3]!, plan, { signal: controller.signal, lock: false });
+    const search = deviceBatch({ kind: "device", addon, device: devices[3]! }, plan, { signal: controller.signal, lock: false });
     setTimeout(() => controller.abort(new Error("stop")), 3 * CALL_DELAY_MS); // memGetInfo done, first probe under way
     await expect(search).rejects.toThrow("stop");
     expect((await addon.memGetInfo(3)).freeBytes).toBe(16 * GiB);
@@ -85,12 +85,13 @@ describe("an AbortSignal given to the search", () => {
     const controller = new AbortController();
     controller.abort(new Error("never mind"));
     const started = performance.now();
-    await expect(deviceBatch(addon, devices[4]!, plan, { signal: controller.signal, lock: false })).rejects.toThrow("never mind");
+    await expect(deviceBatch({ kind: "device", addon, device: devices[4]! }, plan, { signal: controller.signal, lock: false })).rejects.toThrow("never mind");
     expect(performance.now() - started).toBeLessThan(CALL_DELAY_MS);
   });
 
   it("not aborted: the same search answers", async () => {
-    const result = await deviceBatch(addon, devices[5]!, plan, { signal: new AbortController().signal, lock: false });
-    expect(result.batchSize).toBe(8); // (16 GiB − 2 × 3,816 MiB pages of states) / 1 GiB = 8.5
+    // No headroom and no job context: only the segments count, each state 3,816 MiB (2 MiB-rounded).
+    const result = await deviceBatch({ kind: "device", addon, device: devices[5]! }, plan, { signal: new AbortController().signal, lock: false, reserveBytes: 0, jobContextBytes: 0 });
+    expect(result.batchSize).toBe(8); // (16 GiB − 2 × 3,816 MiB of states) / 1 GiB = 8.5
   });
 });

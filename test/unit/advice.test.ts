@@ -2,7 +2,8 @@
 import { describe, expect, test } from "vitest";
 import { advise, type AdviceTarget } from "../../src/advice/advise.js";
 import { findGpu } from "../../src/devices/catalog.js";
-import { CATALOG_DEVICE, RAW_BUDGET } from "../../src/fit/allocator.js";
+import { jobModel } from "../../src/fit/charges.js";
+import { budgetBytes } from "../../src/fit/budget.js";
 import { analyticMaxBatch } from "../../src/fit/analytic.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { hostBytes } from "../../src/plan/memoryPlan.js";
@@ -11,9 +12,11 @@ import { presetWorkload } from "../../src/workload/presets.js";
 import type { Workload } from "../../src/workload/workload.js";
 
 const GiB = 2 ** 30;
+/** How a catalog GPU charges a job by default: PyTorch's allocator and the 512 MiB job context. */
+const CATALOG_DEVICE = jobModel({});
 const onGpu = (id: string): AdviceTarget => {
   const gpu = findGpu(id);
-  return { budgetBytes: gpu.totalBytes, allocator: CATALOG_DEVICE, totalBytes: gpu.totalBytes, id: gpu.id };
+  return { budgetBytes: budgetBytes({ freeBytes: gpu.totalBytes, totalBytes: gpu.totalBytes }), allocator: CATALOG_DEVICE, totalBytes: gpu.totalBytes, id: gpu.id };
 };
 const maxBatch = async (workload: Workload, setup: RunSetup, target: AdviceTarget) =>
   (await analyticMaxBatch(buildPlan(workload, setup), target.budgetBytes, target.allocator)).batchSize;
@@ -70,8 +73,9 @@ describe("llama-2-13b, train, amp, AdamW, seq 2048, batch 4 on an A100-80GB (the
     expect(report.items.length).toBeGreaterThan(0);
     expect(report.items.length).toBeLessThanOrEqual(5);
     expect(report.reachable).toBe(true);
-    // Tensor parallelism over 4 GPUs is cheaper than ZeRO-3 over 16: fewer GPUs in the same price class.
-    expect(report.items.slice(0, 2).map((a) => a.change)).toEqual(["--tp 4", "--zero 3 --gpus 16"]);
+    // Tensor parallelism over 4 GPUs is cheaper than ZeRO-3 over 32 (16 no longer leave batch 4 room
+    // once the default 5% reserve, the job's context and NCCL's buffers are charged): fewer GPUs.
+    expect(report.items.slice(0, 2).map((a) => a.change)).toEqual(["--tp 4", "--zero 3 --gpus 32"]);
     expect(report.summary).toBe("2 changes reach batch 4, cheapest first");
     for (const advice of report.items) {
       expect(advice.source).toBe("analytic");
@@ -120,7 +124,7 @@ describe("gpt3-175b training on one H100-80GB: fits nowhere alone", () => {
   });
 
   test("when even the combination falls short, the advice says so and keeps what comes closest", async () => {
-    const tiny: AdviceTarget = { budgetBytes: GiB, allocator: RAW_BUDGET, totalBytes: GiB };
+    const tiny: AdviceTarget = { budgetBytes: GiB, allocator: jobModel({ jobContextBytes: 0 }), totalBytes: GiB };
     const infer: RunSetup = { mode: "infer", precision: "amp", optimizer: "adamw", seq: 2048 };
     const report = await advise({ workload: gpt3, setup: infer, targetBatch: 1, fromBatchSize: 0, target: tiny });
     expect(report.reachable).toBe(false);

@@ -1,8 +1,9 @@
 // The analytic evaluator and the affine plan: sizes checked by hand against the allocator rules.
 import { describe, expect, it } from "vitest";
-import { CATALOG_DEVICE, GRANULARITY_BYTES, MEASURED_DEVICE, plannedBytes } from "../../src/fit/allocator.js";
+import { plannedBytes } from "../../src/fit/allocator.js";
+import { DEFAULT_JOB_CONTEXT_BYTES } from "../../src/fit/context.js";
 import { analyticMaxBatch } from "../../src/fit/analytic.js";
-import { budgetBytes } from "../../src/fit/budget.js";
+import { budgetBytes, parseReserve } from "../../src/fit/budget.js";
 import { analyticBatch } from "../../src/fit/findMaxBatch.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { bytesByCategory } from "../../src/plan/memoryPlan.js";
@@ -34,32 +35,45 @@ describe("affine plan", () => {
 });
 
 describe("analytic evaluator", () => {
-  it("rounds every allocation up to 2 MiB", () => {
-    // 28e9 B = 13351.44 granules → 13352 × 2 MiB = 28,001,173,504 B, twice; 1 GiB per sample is whole.
-    expect(plannedBytes(plan7b, 1, MEASURED_DEVICE)).toBe(2 * 13352 * GRANULARITY_BYTES + GiB);
+  const noContext = { kind: "pytorch", contextBytes: 0 } as const;
+
+  it("charges each large tensor its own segment, rounded up to 2 MiB", () => {
+    // 28e9 B = 13351.44 × 2 MiB → a 13,352-page segment = 28,001,173,504 B, twice; 1 GiB per sample is whole.
+    expect(plannedBytes(plan7b, 1, noContext)).toBe(2 * 13352 * 2 * MiB + GiB);
+    expect(plannedBytes(plan7b, 1, { kind: "pytorch", contextBytes: 512 * MiB })).toBe(2 * 13352 * 2 * MiB + GiB + 512 * MiB);
   });
 
   it("finds the batch the done-when case expects on a 3 GiB-used H100 (by hand: 24)", async () => {
     // free = 85,520,809,984 − 3,221,225,472 = 82,299,584,512 B; minus 56,002,347,008 B of weights and
     // gradients leaves 26,297,237,504 B = 24.49 GiB → 24 samples of 1 GiB.
     const free = 85520809984 - 3221225472;
-    const result = await analyticMaxBatch(plan7b, free, MEASURED_DEVICE);
+    const result = await analyticMaxBatch(plan7b, free, noContext);
     expect(result.batchSize).toBe(24);
   });
 
-  it("charges the assumed context on catalog GPUs and honours reserve and max-mem", async () => {
-    const budget = budgetBytes(80 * GiB, { reserveBytes: 4 * GiB, maxMemBytes: 70 * GiB });
+  it("charges the job's context the same on a catalog GPU and a raw budget, and honours reserve and max-mem", async () => {
+    const budget = budgetBytes({ freeBytes: 80 * GiB, totalBytes: 80 * GiB }, { reserveBytes: 4 * GiB, maxMemBytes: 70 * GiB });
     expect(budget).toBe(70 * GiB);
-    // Weights and gradients take 56,002,347,008 B = 52.16 GiB. A raw budget of 70.5 GiB leaves
-    // 18.34 GiB → 18; a catalog GPU also pays the 0.5 GiB context: 17.84 GiB → 17.
+    // Weights and gradients take 56,002,347,008 B = 52.16 GiB, the context 0.5 GiB: within 70.5 GiB
+    // 17.84 GiB are left → 17, on an 80 GiB GPU of the catalog and an 80 GiB --memory alike.
     const cap = { maxMemBytes: 70.5 * GiB };
     const raw = await analyticBatch(plan7b, { kind: "memory", bytes: 80 * GiB }, cap);
-    expect(raw.batchSize).toBe(18);
     const onGpu = await analyticBatch(plan7b, { kind: "gpu", gpu: { name: "x", totalBytes: 80 * GiB } }, cap);
-    expect(onGpu.batchSize).toBe(17);
-    expect(onGpu.bytesAtBatch).toBe(plannedBytes(plan7b, 17, CATALOG_DEVICE));
+    expect([raw.batchSize, onGpu.batchSize]).toEqual([17, 17]);
+    const model = { kind: "pytorch", contextBytes: DEFAULT_JOB_CONTEXT_BYTES } as const;
+    expect(onGpu.bytesAtBatch).toBe(plannedBytes(plan7b, 17, model));
     expect(onGpu.bytesAtBatch).toBeLessThanOrEqual(70.5 * GiB);
-    expect(plannedBytes(plan7b, 18, CATALOG_DEVICE)).toBeGreaterThan(70.5 * GiB);
+    expect(plannedBytes(plan7b, 18, model)).toBeGreaterThan(70.5 * GiB);
+  });
+
+  it("leaves 5% of the total free by default; --reserve 0 leaves nothing", async () => {
+    const gpu = { kind: "gpu", gpu: { name: "x", totalBytes: 80 * GiB } } as const;
+    const defaults = await analyticBatch(plan7b, gpu);
+    expect(defaults.reserveBytes).toBe(4 * GiB);
+    expect(defaults.budgetBytes).toBe(76 * GiB);
+    expect(defaults.batchSize).toBe(23); // 76 − 52.16 − 0.5 = 23.34 GiB
+    expect((await analyticBatch(plan7b, gpu, { reserveBytes: 0 })).batchSize).toBe(27); // 80 − 52.16 − 0.5 = 27.34
+    expect((await analyticBatch(plan7b, gpu, { reservePercent: 10 })).batchSize).toBe(19); // 72 − 52.66 = 19.34
   });
 
   it("answers 0 when even batch 1 does not fit", async () => {
@@ -67,8 +81,16 @@ describe("analytic evaluator", () => {
     expect(result.batchSize).toBe(0);
   });
 
-  it("leaves a budget of 0 when the reserve is larger than the free memory", () => {
-    // A reserve larger than the free memory is a busy GPU: nothing fits (issue 13, item 5).
-    expect(budgetBytes(GiB, { reserveBytes: 2 * GiB })).toBe(0);
+  it("a reserve above the free memory leaves a budget of 0 (a busy GPU: nothing fits), not bad input", () => {
+    expect(budgetBytes({ freeBytes: GiB, totalBytes: 80 * GiB }, { reserveBytes: 2 * GiB })).toBe(0);
+    expect(budgetBytes({ freeBytes: GiB, totalBytes: 80 * GiB })).toBe(0); // 5% of 80 GiB is 4 GiB
+  });
+
+  it("parses --reserve as a size or a percentage of the total", () => {
+    expect(parseReserve("2GiB")).toEqual({ reserveBytes: 2 * GiB });
+    expect(parseReserve("7.5%")).toEqual({ reservePercent: 7.5 });
+    expect(parseReserve("0")).toEqual({ reserveBytes: 0 });
+    expect(() => parseReserve("100%")).toThrow(/^--reserve: expected a percentage of the total below 100%/);
+    expect(() => parseReserve("-1%")).toThrow(/^--reserve: expected a size/);
   });
 });

@@ -1,12 +1,14 @@
 // The longest sequence at a batch: the seeded search over tokens, analytically (the device path is in test/cli/solveSeq.test.ts).
 import { describe, expect, test } from "vitest";
-import { RAW_BUDGET, plannedBytes } from "../../src/fit/allocator.js";
+import { plannedBytes, type AllocatorModel } from "../../src/fit/allocator.js";
 import { analyticMaxSeq, seqSearchFor } from "../../src/fit/findMaxSeq.js";
 import { findMaxSeq } from "../../src/index.js";
 import type { RunSetup } from "../../src/plan/setup.js";
 import { presetWorkload } from "../../src/workload/presets.js";
 
 const GiB = 2 ** 30;
+/** The allocator's segments alone, no context: what analyticMaxSeq is given directly below. */
+const SEGMENTS_ONLY: AllocatorModel = { kind: "pytorch", contextBytes: 0 };
 const INFER: RunSetup = { mode: "infer", precision: "bf16", optimizer: "adamw" };
 
 describe("findMaxSeq", () => {
@@ -21,8 +23,11 @@ describe("findMaxSeq", () => {
     const result = await findMaxSeq(workload, setup, batch, { memoryBytes: budget });
     expect(result.source).toBe("analytic");
     expect(result.limitedBy).toBe("memory");
-    expect(plannedBytes(planAt(result.seq), batch, RAW_BUDGET)).toBeLessThanOrEqual(budget);
-    expect(plannedBytes(planAt(result.seq + 1), batch, RAW_BUDGET)).toBeGreaterThan(budget);
+    // A --memory budget is a GPU of that size: the default reserve off it, the job's context on the plan.
+    const model: AllocatorModel = { kind: result.allocator, contextBytes: result.jobContextBytes };
+    expect(result.budgetBytes).toBe(budget - Math.ceil(budget * 0.05));
+    expect(plannedBytes(planAt(result.seq), batch, model)).toBeLessThanOrEqual(result.budgetBytes);
+    expect(plannedBytes(planAt(result.seq + 1), batch, model)).toBeGreaterThan(result.budgetBytes);
     expect(result.batchSize).toBe(batch);
   });
 
@@ -49,7 +54,7 @@ describe("findMaxSeq", () => {
       evaluations += 1;
       return planAt(seq);
     };
-    await analyticMaxSeq(counted, 4, 20 * GiB, RAW_BUDGET);
+    await analyticMaxSeq(counted, 4, 20 * GiB, SEGMENTS_ONLY);
     // Two plans for the seed's line (1024 and 2048 tokens), then the seed, its neighbour and, when
     // the tensors' 2 MiB pages put the answer one token off the line, one more.
     expect(evaluations).toBeLessThanOrEqual(5);

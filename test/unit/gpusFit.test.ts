@@ -2,15 +2,19 @@
 import { describe, expect, test } from "vitest";
 import { gpusFit } from "../../src/advice/gpusFit.js";
 import { GPU_CATALOG, findGpu } from "../../src/devices/catalog.js";
-import { CATALOG_DEVICE } from "../../src/fit/allocator.js";
+import { budgetBytes } from "../../src/fit/budget.js";
+import { jobModel } from "../../src/fit/charges.js";
 import { analyticMaxBatch } from "../../src/fit/analytic.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import type { RunSetup } from "../../src/plan/setup.js";
 import { presetWorkload } from "../../src/workload/presets.js";
 import type { Workload } from "../../src/workload/workload.js";
 
-const maxBatchOn = async (workload: Workload, setup: RunSetup, id: string) =>
-  (await analyticMaxBatch(buildPlan(workload, setup), findGpu(id).totalBytes, CATALOG_DEVICE)).batchSize;
+/** `batch --gpu ID`'s answer: the total less the default reserve, PyTorch's segments and the job context. */
+const maxBatchOn = async (workload: Workload, setup: RunSetup, id: string) => {
+  const { totalBytes } = findGpu(id);
+  return (await analyticMaxBatch(buildPlan(workload, setup), budgetBytes({ freeBytes: totalBytes, totalBytes }), jobModel({}))).batchSize;
+};
 
 describe("llama-2-70b inference at seq 4096, a global batch of 8 (the issue's example)", () => {
   const llama = presetWorkload("llama-2-70b")!;

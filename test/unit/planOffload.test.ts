@@ -2,7 +2,7 @@
 import { describe, expect, test } from "vitest";
 import { VramfitError } from "../../src/errors.js";
 import { analyticMaxBatch } from "../../src/fit/analytic.js";
-import { CATALOG_DEVICE } from "../../src/fit/allocator.js";
+import { jobModel } from "../../src/fit/charges.js";
 import { findGpu } from "../../src/devices/catalog.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { bytesByCategory, hostBytes, hostBytesByCategory, type MemoryPlan } from "../../src/plan/memoryPlan.js";
@@ -119,7 +119,7 @@ describe("ZeRO-Offload (Ren et al. 2021): a 13B model trains on one 32 GB V100",
   const llama13b = presetWorkload("llama-2-13b")!;
   const setup: RunSetup = { mode: "train", precision: "amp", optimizer: "adamw", seq: 1024, checkpointing: "full" };
   const v100 = findGpu("V100-32GB").totalBytes;
-  const maxBatch = async (plan: MemoryPlan) => (await analyticMaxBatch(plan, v100, CATALOG_DEVICE)).batchSize;
+  const maxBatch = async (plan: MemoryPlan) => (await analyticMaxBatch(plan, v100, jobModel({}))).batchSize;
 
   test("without offload the 208 GB of model states fit nowhere near; with it, only the fp16 weights stay (2Ψ)", async () => {
     const plain = buildPlan(llama13b, setup);

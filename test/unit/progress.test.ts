@@ -1,7 +1,6 @@
 // The progress line: drawn only on a terminal, never with --json, after a delay, without colour under NO_COLOR.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { NO_PROGRESS, createProgress, showProbes } from "../../src/cli/progress.js";
-import type { Addon, NativeProbeResult } from "../../src/native/addonTypes.js";
 
 class FakeTerminal {
   written: string[] = [];
@@ -78,29 +77,19 @@ describe("createProgress", () => {
 });
 
 describe("showProbes", () => {
-  it("shows the probes made and what each device is allocating, and passes every call through", async () => {
+  it("shows the probes made and what each device is allocating", () => {
     const texts: string[] = [];
-    const resolvers: ((r: NativeProbeResult) => void)[] = [];
-    const addon = {
-      probe: vi.fn(() => new Promise<NativeProbeResult>((resolve) => resolvers.push(resolve))),
-      devices: vi.fn(async () => []),
-    } as unknown as Addon;
-    const watched = showProbes(addon, { update: (t) => texts.push(t), done: () => undefined }, () => "step 1");
-    const first = watched.probe(0, [2 ** 30, 2 ** 30], { touch: true });
-    const second = watched.probe(1, [3 * 2 ** 30], { touch: false });
-    expect(texts.at(-1)).toBe("step 1 · 2 probes · device 0: allocating 2 GiB in 2 tensors · device 1: allocating 3 GiB in 1 tensor");
-    resolvers[0]!({ fits: true } as NativeProbeResult);
-    await first;
-    expect(texts.at(-1)).toBe("step 1 · 2 probes · device 1: allocating 3 GiB in 1 tensor");
-    resolvers[1]!({ fits: false } as NativeProbeResult);
-    expect(await second).toEqual({ fits: false });
-    expect(addon.probe).toHaveBeenCalledWith(1, [3 * 2 ** 30], { touch: false });
-    await watched.devices();
-    expect(addon.devices).toHaveBeenCalledOnce();
+    const onProbe = showProbes({ update: (t) => texts.push(t), done: () => undefined }, () => "step 1")!;
+    onProbe({ phase: "start", ordinal: 0, batch: 12, bytes: 2 * 2 ** 30, allocations: 2 });
+    onProbe({ phase: "start", ordinal: 1, batch: 7, bytes: 3 * 2 ** 30, allocations: 1 });
+    expect(texts.at(-1)).toBe("step 1 · 2 probes · device 0: allocating 2 GiB in 2 allocations (batch 12) · device 1: allocating 3 GiB in 1 allocation (batch 7)");
+    onProbe({ phase: "end", ordinal: 0, batch: 12, fits: true, limit: null });
+    expect(texts.at(-1)).toBe("step 1 · 2 probes · device 1: allocating 3 GiB in 1 allocation (batch 7)");
+    onProbe({ phase: "end", ordinal: 1, batch: 7, fits: false, limit: "reserve" });
+    expect(texts.at(-1)).toBe("step 1 · 2 probes");
   });
 
-  it("is the addon itself when there is no progress line", () => {
-    const addon = {} as Addon;
-    expect(showProbes(addon, NO_PROGRESS)).toBe(addon);
+  it("observes nothing when there is no progress line", () => {
+    expect(showProbes(NO_PROGRESS)).toBeUndefined();
   });
 });

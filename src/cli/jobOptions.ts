@@ -1,0 +1,27 @@
+// The budget and job options every evaluating command shares, as the library takes them.
+import { DEFAULT_RESERVE_PERCENT, formatBytes, type AllocatorKind, type BudgetLimits, type JobModelOptions } from "../index.js";
+
+export interface JobOptions {
+  /** `--reserve SIZE|N%`, parsed. */
+  reserve?: Pick<BudgetLimits, "reserveBytes" | "reservePercent">;
+  maxMem?: number;
+  allocator?: AllocatorKind;
+  jobContext?: number;
+}
+
+/** --reserve, --max-mem, --allocator and --job-context as library options (absent ones left to the library's defaults). */
+export function jobLimits(options: JobOptions): BudgetLimits & JobModelOptions {
+  return {
+    ...options.reserve,
+    ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
+    ...(options.allocator !== undefined && { allocator: options.allocator }),
+    ...(options.jobContext !== undefined && { jobContextBytes: options.jobContext }),
+  };
+}
+
+/** The reserve as people read it: `1 GiB`, `5% of the total` (the default). */
+export function reserveText(options: JobOptions): string {
+  const reserve = options.reserve;
+  if (reserve?.reserveBytes !== undefined) return formatBytes(reserve.reserveBytes);
+  return `${reserve?.reservePercent ?? DEFAULT_RESERVE_PERCENT}% of the total (--reserve)`;
+}

@@ -1,0 +1,85 @@
+// PyTorch's expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), emulated: the pages a step maps.
+//
+// From c10/cuda/CUDACachingAllocator.cpp (same commit as cachingAllocator.ts), Note [Expandable
+// Segments]: each pool has one segment whose address range is reserved once and backed by
+// physical pages as it grows — pages of kSmallBuffer (2 MiB) in the small pool and kLargeBuffer
+// (20 MiB) in the large pool (find_expandable_block), each created separately (cuMemCreate) and
+// mapped at the end of the segment. Blocks are carved best-fit as in the caching allocator,
+// except that the free block at the end of the mapped range counts as reaching into the unmapped
+// space (get_free_block's expandable_size), so it is taken last; a request no free block can hold
+// maps just enough pages after that end block (try_allocate_expandable_block). Blocks split
+// whenever ≥ kMinBlockSize would remain (should_split with expandable segments). Pages stay mapped
+// (unmapping happens only on out-of-memory or empty_cache), so the segment only grows, and there
+// is no per-segment waste: the step needs its peak of live blocks, rounded up to whole pages.
+import type { AllocationEvent } from "../plan/memoryPlan.js";
+import { FreePool, K_LARGE_BUFFER, K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, freeBlock, roundSize, splitOff, type Block } from "./cachingAllocator.js";
+
+/** One pool's segment: its mapped bytes and the block at the end of the mapped range. */
+class ExpandableSegment {
+  readonly free = new FreePool();
+  mappedBytes = 0;
+  last: Block | undefined;
+
+  constructor(readonly pageBytes: number) {}
+
+  /** The block for a rounded request: best fit among the free blocks before the end, else the end block, grown as needed. */
+  allocate(size: number, pages: number[]): Block {
+    const end = this.last !== undefined && !this.last.allocated ? this.last : undefined;
+    if (end !== undefined) this.free.remove(end);
+    let block = this.free.takeBestFit(size);
+    if (end !== undefined) this.free.insert(end);
+    if (block === undefined) block = this.grow(size, end, pages);
+    if (block.size - size >= K_MIN_BLOCK_SIZE) {
+      splitOff(block, size, this.free);
+      if (this.last === block) this.last = block.next;
+    }
+    block.allocated = true;
+    return block;
+  }
+
+  /** Maps pages after the mapped end until the end block holds `size` bytes, and takes it. */
+  private grow(size: number, end: Block | undefined, pages: number[]): Block {
+    const have = end?.size ?? 0;
+    const count = Math.max(0, Math.ceil((size - have) / this.pageBytes));
+    for (let i = 0; i < count; i++) pages.push(this.pageBytes);
+    const added = count * this.pageBytes;
+    if (end !== undefined) {
+      this.free.remove(end);
+      end.size += added;
+      this.mappedBytes += added;
+      return end;
+    }
+    const block: Block = { address: this.mappedBytes, size: added, allocated: false, prev: this.last, next: undefined };
+    if (this.last !== undefined) this.last.next = block;
+    this.last = block;
+    this.mappedBytes += added;
+    return block;
+  }
+}
+
+/**
+ * Replays a step's allocations and frees through expandable segments and returns every page
+ * mapped, in order (2 MiB pages for the small pool, 20 MiB for the large one): what the job
+ * holds at the end of the step.
+ */
+export function expandableSegmentPages(events: readonly AllocationEvent[]): number[] {
+  const small = new ExpandableSegment(K_SMALL_BUFFER);
+  const large = new ExpandableSegment(K_LARGE_BUFFER);
+  const live = new Map<number, { block: Block; segment: ExpandableSegment }>();
+  const pages: number[] = [];
+  for (const event of events) {
+    if (event.kind === "free") {
+      const held = live.get(event.tensor);
+      if (held === undefined) continue;
+      live.delete(event.tensor);
+      freeBlock(held.block, held.segment.free);
+      // A merge can swallow the end block: the freed block is the end of the mapped range then.
+      if (held.block.next === undefined) held.segment.last = held.block;
+      continue;
+    }
+    const size = roundSize(event.bytes);
+    const segment = size <= K_SMALL_SIZE ? small : large;
+    live.set(event.tensor, { block: segment.allocate(size, pages), segment });
+  }
+  return pages;
+}

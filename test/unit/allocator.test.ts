@@ -1,0 +1,112 @@
+// The allocator emulations against PyTorch's rules (c10/cuda/CUDACachingAllocator.cpp), each case worked by hand.
+import { describe, expect, it } from "vitest";
+import { deviceAllocations, reservedBytes } from "../../src/fit/allocator.js";
+import { cachingAllocatorSegments, roundSize, segmentSize } from "../../src/fit/cachingAllocator.js";
+import { expandableSegmentPages } from "../../src/fit/expandableSegments.js";
+import type { AllocationEvent, MemoryPlan } from "../../src/plan/memoryPlan.js";
+
+const KiB = 2 ** 10;
+const MiB = 2 ** 20;
+
+/** A step written as `+bytes` (allocate the next tensor) and `-i` (free tensor i). */
+function step(...ops: (number | string)[]): AllocationEvent[] {
+  let next = 0;
+  return ops.map((op) => (typeof op === "number" ? { kind: "alloc", tensor: next++, bytes: op } : { kind: "free", tensor: Number(op.slice(1)) }));
+}
+
+describe("PyTorch's sizes", () => {
+  it("rounds every request up to 512 B (round_size, kMinBlockSize)", () => {
+    expect([1, 512, 513, 1000, 4096].map(roundSize)).toEqual([512, 512, 1024, 1024, 4096]);
+  });
+
+  it("takes 2 MiB segments for ≤ 1 MiB, 20 MiB below 10 MiB, else the request rounded to 2 MiB (get_allocation_size)", () => {
+    expect(segmentSize(MiB)).toBe(2 * MiB);
+    expect(segmentSize(MiB + 512)).toBe(20 * MiB);
+    expect(segmentSize(10 * MiB - 512)).toBe(20 * MiB);
+    expect(segmentSize(10 * MiB)).toBe(10 * MiB);
+    expect(segmentSize(10 * MiB + 512)).toBe(12 * MiB);
+  });
+});
+
+describe("the caching allocator's segments", () => {
+  it("packs small blocks into one 2 MiB segment until it is full", () => {
+    // 500 KiB = 512,000 B, a multiple of 512: four take 2,048,000 of 2,097,152 B; the fifth needs a second segment.
+    expect(cachingAllocatorSegments(step(500 * KiB, 500 * KiB, 500 * KiB, 500 * KiB))).toEqual([2 * MiB]);
+    expect(cachingAllocatorSegments(step(500 * KiB, 500 * KiB, 500 * KiB, 500 * KiB, 500 * KiB))).toEqual([2 * MiB, 2 * MiB]);
+  });
+
+  it("carves 1–10 MiB blocks out of a 20 MiB segment, splitting while more than 1 MiB remains", () => {
+    // 6 + 6 + 6 MiB leave 2 MiB (> 1 MiB, split off and cached); a fourth 6 MiB block needs a new segment.
+    expect(cachingAllocatorSegments(step(6 * MiB, 6 * MiB, 6 * MiB))).toEqual([20 * MiB]);
+    expect(cachingAllocatorSegments(step(6 * MiB, 6 * MiB, 6 * MiB, 6 * MiB))).toEqual([20 * MiB, 20 * MiB]);
+  });
+
+  it("reuses a freed block best-fit, splitting it, and never gives a segment back", () => {
+    // 100 MiB freed; 60 MiB is carved from it (40 MiB left cached); 50 MiB does not fit the 40: a new segment.
+    expect(cachingAllocatorSegments(step(100 * MiB, "-0", 60 * MiB, 50 * MiB))).toEqual([100 * MiB, 50 * MiB]);
+  });
+
+  it("serves later large requests out of a freed segment while what remains is enough", () => {
+    // 11 MiB gets a 12 MiB segment (1 MiB left, not split); freed, it gives 1.5 MiB (10.5 MiB left, split) and then 10 MiB.
+    expect(cachingAllocatorSegments(step(11 * MiB, "-0", 1.5 * MiB, 10 * MiB))).toEqual([12 * MiB]);
+    // 11 MiB more does not fit the 10.5 MiB block: a 12 MiB segment of its own.
+    expect(cachingAllocatorSegments(step(11 * MiB, "-0", 1.5 * MiB, 11 * MiB))).toEqual([12 * MiB, 12 * MiB]);
+  });
+
+  it("merges freed neighbours, so a freed pair serves a request neither could alone", () => {
+    // Two 6 MiB blocks and the 8 MiB rest of one 20 MiB segment merge back into 20 MiB: 18 MiB fits.
+    expect(cachingAllocatorSegments(step(6 * MiB, 6 * MiB, "-0", "-1", 18 * MiB))).toEqual([20 * MiB]);
+  });
+
+  it("takes the smallest cached block that fits, not the first", () => {
+    // Blocks of 30 and 50 MiB cached (two segments); 25 MiB goes into the 30 (5 MiB rest), so 45 MiB still fits the 50.
+    expect(cachingAllocatorSegments(step(50 * MiB, 30 * MiB, "-0", "-1", 25 * MiB, 45 * MiB))).toEqual([50 * MiB, 30 * MiB]);
+  });
+});
+
+describe("expandable segments", () => {
+  it("maps 20 MiB pages for large blocks and carves the end block before mapping more", () => {
+    expect(expandableSegmentPages(step(6 * MiB, 6 * MiB, 6 * MiB, 6 * MiB))).toEqual([20 * MiB, 20 * MiB]);
+  });
+
+  it("has no per-segment waste: what the caching allocator needs a second segment for, it maps a page for", () => {
+    // 100 MiB (5 pages), freed; 60 MiB from it, 40 MiB left at the end; 50 MiB extends the end by one 20 MiB page.
+    expect(expandableSegmentPages(step(100 * MiB, "-0", 60 * MiB, 50 * MiB))).toEqual(Array(6).fill(20 * MiB));
+  });
+
+  it("keeps small blocks in 2 MiB pages of their own pool", () => {
+    expect(expandableSegmentPages(step(500 * KiB, 500 * KiB, 500 * KiB, 500 * KiB, 500 * KiB, 4 * MiB))).toEqual([2 * MiB, 2 * MiB, 20 * MiB]);
+  });
+});
+
+describe("a plan through each allocator", () => {
+  // Forward then backward: an activation of 3 MiB per sample freed before the 7 MiB gradient is allocated.
+  const plan: MemoryPlan = {
+    description: "two phases",
+    parameterCount: 0,
+    phases: ["forward", "backward"],
+    tensors: [
+      { name: "weights", category: "parameters", fixedBytes: 7 * MiB, perSampleBytes: 0 },
+      { name: "activation", category: "activations", fixedBytes: 0, perSampleBytes: 3 * MiB, lastPhase: 0 },
+      { name: "grads", category: "gradients", fixedBytes: 7 * MiB, perSampleBytes: 0, firstPhase: 1 },
+    ],
+  };
+
+  it("pytorch: the freed activation's block is reused for the gradient", () => {
+    // Batch 4: the 7 MiB weights take a 20 MiB segment (13 MiB left, split off); the 12 MiB
+    // activation fits that 13 MiB block (1 MiB would remain: not split); freed, it holds the 7 MiB
+    // gradient. One segment.
+    expect(deviceAllocations(plan, 4, "pytorch")).toEqual([20 * MiB]);
+    expect(reservedBytes(plan, 4, "pytorch")).toBe(20 * MiB);
+  });
+
+  it("raw: the tensors live at the peak of their 2 MiB-rounded sum", () => {
+    // Forward holds 8 + 12 MiB (rounded: 8 + 12), backward 8 + 8: the forward peak.
+    expect(deviceAllocations(plan, 4, "raw")).toEqual([7 * MiB, 12 * MiB]);
+    expect(reservedBytes(plan, 4, "raw")).toBe(20 * MiB);
+  });
+
+  it("expandable: pages for the live high-water mark", () => {
+    expect(reservedBytes(plan, 4, "expandable")).toBe(20 * MiB);
+  });
+});
