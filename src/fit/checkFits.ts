@@ -6,7 +6,7 @@ import { budgetBytes, reserveBytes, type BudgetLimits } from "./budget.js";
 import { jobModel, type JobModelOptions } from "./charges.js";
 import { deviceFits, type ProbeEvent } from "./device.js";
 import { withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
-import { deviceCharges } from "./findMaxBatch.js";
+import { deviceCharges, probeOptions } from "./findMaxBatch.js";
 import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceSummary, type DeviceTarget } from "./target.js";
 
 /** One answer of `vramfit check` (its `--json` object). */
@@ -90,11 +90,7 @@ export async function checkOnDevice(target: DeviceTarget, plan: MemoryPlan, batc
     const { model, reading } = charges;
     let limit: NativeProbeLimit | null = null;
     const evaluator = deviceFits(target.addon, target.device.ordinal, plan, {
-      allocator: model.kind,
-      floorBytes: charges.floorBytes,
-      ...(charges.limitBytes !== undefined && { limitBytes: charges.limitBytes }),
-      touch: options.touch ?? true,
-      ...(options.signal !== undefined && { signal: options.signal }),
+      ...probeOptions(charges, options),
       onProbe: (event) => {
         if (event.phase === "end") limit = event.limit;
         options.onProbe?.(event);

@@ -7,7 +7,7 @@ import { analyticMaxBatch } from "./analytic.js";
 import { budgetBytes, reserveBytes } from "./budget.js";
 import { jobModel, type JobModelOptions, type SearchLimits } from "./charges.js";
 import { unpaidContextBytes } from "./context.js";
-import { deviceFits, type ProbeEvent } from "./device.js";
+import { deviceFits, type DeviceProbeOptions, type ProbeEvent } from "./device.js";
 import { readDevice, withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
 import { searchMaxBatch } from "./search.js";
 import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceSummary, type DeviceTarget } from "./target.js";
@@ -121,19 +121,27 @@ export async function deviceCharges(target: DeviceTarget, options: SearchLimits 
   };
 }
 
-async function searchDevice(target: DeviceTarget, plan: MemoryPlan, options: DeviceSearchOptions): Promise<BatchResult> {
-  const started = performance.now();
-  const charges = await deviceCharges(target, options);
-  const { model, reading, budget } = charges;
-  const predicted = await analyticMaxBatch(plan, budget, model, options.maxBatch);
-  const evaluator = deviceFits(target.addon, target.device.ordinal, plan, {
-    allocator: model.kind,
+/** How every probe on the device is made under these charges: the job's allocator, the addon's floor and cap. */
+export function probeOptions(
+  charges: Awaited<ReturnType<typeof deviceCharges>>,
+  options: { touch?: boolean; signal?: AbortSignal; onProbe?: (event: ProbeEvent) => void },
+): DeviceProbeOptions {
+  return {
+    allocator: charges.model.kind,
     floorBytes: charges.floorBytes,
     ...(charges.limitBytes !== undefined && { limitBytes: charges.limitBytes }),
     touch: options.touch ?? true,
     ...(options.signal !== undefined && { signal: options.signal }),
     ...(options.onProbe !== undefined && { onProbe: options.onProbe }),
-  });
+  };
+}
+
+async function searchDevice(target: DeviceTarget, plan: MemoryPlan, options: DeviceSearchOptions): Promise<BatchResult> {
+  const started = performance.now();
+  const charges = await deviceCharges(target, options);
+  const { model, reading, budget } = charges;
+  const predicted = await analyticMaxBatch(plan, budget, model, options.maxBatch);
+  const evaluator = deviceFits(target.addon, target.device.ordinal, plan, probeOptions(charges, options));
   const { batchSize } = await searchMaxBatch(evaluator.fits, {
     seed: predicted.batchSize,
     ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),

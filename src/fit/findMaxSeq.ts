@@ -13,7 +13,7 @@ import { budgetBytes, reserveBytes, type BudgetLimits } from "./budget.js";
 import { jobModel, type JobModelOptions } from "./charges.js";
 import { deviceFits, type ProbeEvent } from "./device.js";
 import { withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
-import { deviceCharges, type BatchResult } from "./findMaxBatch.js";
+import { deviceCharges, probeOptions, type BatchResult } from "./findMaxBatch.js";
 import { searchMaxBatch } from "./search.js";
 import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceTarget } from "./target.js";
 
@@ -139,14 +139,7 @@ export async function deviceSeq(target: DeviceTarget, planAt: PlanAtSeq, batch: 
     const predicted = await analyticMaxSeq(planAt, batch, budget, model, options.maxSeq);
     let probes = 0;
     const fits = async (seq: number): Promise<boolean> => {
-      const evaluator = deviceFits(target.addon, target.device.ordinal, planAt(seq), {
-        allocator: model.kind,
-        floorBytes: charges.floorBytes,
-        ...(charges.limitBytes !== undefined && { limitBytes: charges.limitBytes }),
-        touch: options.touch ?? true,
-        ...(options.signal !== undefined && { signal: options.signal }),
-        ...(options.onProbe !== undefined && { onProbe: options.onProbe }),
-      });
+      const evaluator = deviceFits(target.addon, target.device.ordinal, planAt(seq), probeOptions(charges, options));
       const result = await evaluator.fits(batch);
       probes += evaluator.probes();
       return result;
