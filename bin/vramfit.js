@@ -14,7 +14,7 @@ const bundle = join(__dirname, "..", "dist", "cli", "vramfit.cjs");
 const unbundled = join(__dirname, "..", "dist", "cli", "main.js"); // only in a checkout (tsc's output)
 let source;
 try {
-  source = readFileSync(bundle, "utf8");
+  source = readFileSync(bundle, "latin1"); // ASCII only (scripts/bundle-cli.mjs): latin1 is the fast read
   // In a checkout, tsc alone leaves the bundle behind the sources: say so rather than run old code.
   if (statSync(unbundled, { throwIfNoEntry: false })?.mtimeMs > statSync(bundle).mtimeMs) {
     process.stderr.write("vramfit: dist/cli/vramfit.cjs is older than dist/cli/main.js: run `npm run build:ts` to bundle the CLI again\n");

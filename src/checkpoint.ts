@@ -1,6 +1,12 @@
 // Cooperative cancellation for long pure computations: a signal is only seen between macrotasks.
 
-let lastYield = performance.now();
+/**
+ * A monotonic clock in milliseconds. Not performance.now(): `performance` loads Node's perf_hooks
+ * on first use, and this module is loaded by every command (docs/benchmarks.md, CLI cold start).
+ */
+const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+
+let lastYield = nowMs();
 
 /** How long pure work may run without giving the event loop (and a SIGINT handler) a turn. */
 export const YIELD_EVERY_MS = 20;
@@ -12,8 +18,8 @@ export const YIELD_EVERY_MS = 20;
  */
 export async function checkpoint(signal?: AbortSignal): Promise<void> {
   signal?.throwIfAborted();
-  if (performance.now() - lastYield < YIELD_EVERY_MS) return;
+  if (nowMs() - lastYield < YIELD_EVERY_MS) return;
   await new Promise<void>((resolve) => setImmediate(resolve));
-  lastYield = performance.now();
+  lastYield = nowMs();
   signal?.throwIfAborted();
 }

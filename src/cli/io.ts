@@ -1,4 +1,5 @@
 // Where the CLI writes: results to stdout, progress and warnings to stderr.
+import { writeSync } from "node:fs";
 
 export interface Io {
   out(text: string): void;
@@ -21,12 +22,37 @@ export function writeJson(io: Io, value: unknown): void {
  * EPIPE when the reader is gone (`vramfit … | head -1`), ENOSPC on a full disk (`> /dev/full`).
  */
 export function writeStdout(text: string): Promise<NodeJS.ErrnoException | undefined> {
+  // Straight to file descriptor 1 while it takes the bytes: making process.stdout (a socket when it
+  // is a pipe) costs one to two milliseconds of the CLI's start (docs/benchmarks.md).
+  const bytes = Buffer.from(text);
+  let written = 0;
+  try {
+    while (written < bytes.length) written += writeSync(1, bytes, written);
+    return Promise.resolve(undefined);
+  } catch (error) {
+    // A full non-blocking pipe: the stream waits for the reader. Anything else (EPIPE, ENOSPC) is the answer.
+    if ((error as NodeJS.ErrnoException).code !== "EAGAIN") return Promise.resolve(error as NodeJS.ErrnoException);
+  }
   // With a listener, a failed write is the callback's error, not an unhandled 'error' event.
   if (process.stdout.listenerCount("error") === 0) process.stdout.on("error", () => undefined);
-  return new Promise((resolve) => process.stdout.write(text, (error) => resolve(error ?? undefined)));
+  return new Promise((resolve) => process.stdout.write(bytes.subarray(written), (error) => resolve(error ?? undefined)));
 }
 
-/** stderr may be a closed pipe too (`2>&1 | head -1`): nothing more can be said there, so say nothing. */
+/**
+ * stderr may be a closed pipe too (`2>&1 | head -1`): nothing more can be said there, so say nothing.
+ * Node makes process.stderr on first use, which costs a millisecond and a half of the CLI's start
+ * (docs/benchmarks.md), and most runs never write there: the handler is added when it is made.
+ */
 export function ignoreStderrErrors(): void {
-  if (process.stderr.listenerCount("error") === 0) process.stderr.on("error", () => undefined);
+  const guard = (stream: NodeJS.WriteStream): NodeJS.WriteStream => {
+    if (stream.listenerCount("error") === 0) stream.on("error", () => undefined);
+    return stream;
+  };
+  const own = Object.getOwnPropertyDescriptor(process, "stderr");
+  if (!own?.get || !own.configurable) {
+    guard(process.stderr);
+    return;
+  }
+  const make = own.get;
+  Object.defineProperty(process, "stderr", { ...own, get: () => guard(make.call(process) as NodeJS.WriteStream) });
 }
