@@ -5,7 +5,11 @@ import { KV_CACHE_FORMATS, WEIGHT_FORMATS } from "../plan/quantization.js";
 import { ATTENTION_KINDS, MODES } from "../plan/setup.js";
 import { checkJobCommand } from "../job/jobCommand.js";
 import { invalidArgument } from "../errors.js";
-import { ALLOCATOR_KINDS, DEFAULT_ALLOCATOR, DEFAULT_JOB_CONTEXT_BYTES, DEFAULT_RESERVE_PERCENT, formatBytes, parseReserve } from "../index.js";
+// The small modules themselves, not the library's index: every command loads this table at start.
+import { ALLOCATOR_KINDS, DEFAULT_ALLOCATOR } from "../fit/allocator.js";
+import { DEFAULT_RESERVE_PERCENT, parseReserve } from "../fit/budget.js";
+import { DEFAULT_JOB_CONTEXT_BYTES } from "../fit/context.js";
+import { formatBytes } from "../units.js";
 import { parseAllocator, parseCalibration, parseCount, parseDevice, parseDeviceSelection, parseDuration, parsePositiveDuration, parsePositiveSize, parseSize } from "./parse.js";
 
 export type CommandName = "info" | "batch" | "check" | "plan" | "models" | "gpus";
