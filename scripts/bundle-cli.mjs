@@ -14,6 +14,7 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { rolldown } from "rolldown";
+import { minifySync } from "rolldown/utils";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const BUNDLE = join(root, "dist", "cli", "vramfit.cjs");
@@ -84,10 +85,14 @@ const bundle = await rolldown({
 });
 // CommonJS: bin/vramfit.js compiles it with vm.Script, which takes V8's code cache (Node 20 has no
 // compile cache for ES modules), and Node's CommonJS loader is lighter than its ES module loader.
-// No JSDoc: it is a third of the file, which every start reads; the sources keep it.
-const { output } = await bundle.generate({ format: "cjs", codeSplitting: false, banner: commanderNotice(), comments: { legal: true, annotation: false, jsdoc: false } });
+const { output } = await bundle.generate({ format: "cjs", codeSplitting: false });
 await bundle.close();
-const code = asciiOnly(lazyBuiltins(output[0].code));
+// Without comments and indentation: every start reads the file and V8 scans it, a third less work
+// (docs/benchmarks.md). Names are kept, so a stack trace (VRAMFIT_DEBUG) still names functions;
+// the sources are the readable form.
+const { code: compact, errors } = minifySync("vramfit.cjs", lazyBuiltins(output[0].code), { compress: false, mangle: false, codegen: { removeWhitespace: true } });
+if (errors.length > 0) throw new Error(`bundle-cli: ${errors[0].message}`);
+const code = asciiOnly(`${commanderNotice()}\n${compact}`);
 // The first line names the content, so a code cache made from another build is never used for this one.
 const hash = createHash("sha256").update(code).digest("hex").slice(0, 16);
 writeFileSync(BUNDLE, `// vramfit-cli ${hash}\n${code}`);

@@ -41,13 +41,13 @@ function buildProgram(argv: readonly string[], io: Io, setStatus: (status: numbe
       // "vramfit: unknown option '--mdoel' (Did you mean --model?)".
       outputError: (text, write) => write(`${commanderLine(text)}\n`),
     });
-  // Only the command being run gets its options: building all of them is most of the CLI's start-up
-  // work. With no command, or `help <command>`, every command gets them, for the help.
+  // Only the command being run is built, with its options: building them all is most of the CLI's
+  // start-up work. With no command, an unknown one (for the suggestion), or `help <command>`, all are.
   const invoked = argv.find((arg) => !arg.startsWith("-"));
-  const everyCommand = invoked === undefined || invoked === "help";
+  const everyCommand = invoked === undefined || !Object.hasOwn(COMMANDS, invoked);
   for (const [name, command] of Object.entries(COMMANDS)) {
-    const sub = program.command(name).description(command.summary).exitOverride();
     if (!everyCommand && name !== invoked) continue;
+    const sub = program.command(name).description(command.summary).exitOverride();
     for (const spec of optionsFor(name as CommandName)) {
       const description = spec.defaultText === undefined ? spec.description : `${spec.description} (default: ${spec.defaultText})`;
       const option = new Option(spec.flags, description);
