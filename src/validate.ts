@@ -9,6 +9,7 @@ import { OPTIMIZERS, PRECISIONS, ZERO_STAGES } from "./plan/bytesPerParameter.js
 import { CATEGORIES, type MemoryPlan } from "./plan/memoryPlan.js";
 import { MAX_CAPACITY_FACTOR, MODEL_SETUP_FIELDS, MODEL_SETUP_OPTION_FIELDS } from "./plan/modelSetup.js";
 import { OFFLOAD_KINDS } from "./plan/offload.js";
+import { OPTIMIZER_IMPLS } from "./plan/optimizerStep.js";
 import { KV_CACHE_FORMATS, WEIGHT_FORMATS } from "./plan/quantization.js";
 import { checkBatchBytes, checkPlanBytes } from "./plan/planLimits.js";
 import { ATTENTION_KINDS, CHECKPOINTING, MODES, checkSetupRules, type RunSetup, type SetupOptions } from "./plan/setup.js";
@@ -255,7 +256,7 @@ function validateUNet(label: string, value: unknown): void {
 // Run setups
 
 /** Every field of RunSetup; the type below fails to compile when one is added and not listed here. */
-const RUN_SETUP_FIELDS = ["mode", "precision", "optimizer", "seq", "image", "checkpointing", "attention", "zeroStage", "gpus", "tp", "sequenceParallel", "generatedTokens", "offload", "gpusPerNode", ...MODEL_SETUP_FIELDS] as const;
+const RUN_SETUP_FIELDS = ["mode", "precision", "optimizer", "optimizerImpl", "seq", "image", "checkpointing", "attention", "zeroStage", "gpus", "tp", "sequenceParallel", "generatedTokens", "offload", "gpusPerNode", ...MODEL_SETUP_FIELDS] as const;
 type Unlisted = Exclude<keyof RunSetup, (typeof RUN_SETUP_FIELDS)[number]>;
 const everyFieldListed: [Unlisted] extends [never] ? true : Unlisted = true;
 void everyFieldListed;
@@ -274,6 +275,7 @@ export function validateSetup(value: unknown, label = "setup"): asserts value is
   const dimension = (l: string, v: unknown) => void integer(l, v, 1, LIMITS.dimension, "a dimension");
   const gpus = (l: string, v: unknown) => void integer(l, v, 1, LIMITS.gpus, "GPUs");
   optionalFields(label, setup, {
+    optimizerImpl: (l, v) => oneOf(l, v, OPTIMIZER_IMPLS),
     seq: dimension,
     image: dimension,
     checkpointing: (l, v) => oneOf(l, v, CHECKPOINTING),
@@ -551,7 +553,7 @@ export function validateWorkloadInput(value: unknown): void {
 }
 
 /** Every field of SetupOptions; the type below fails to compile when one is added and not listed here. */
-const SETUP_OPTION_FIELDS = ["mode", "precision", "optimizer", "seq", "image", "checkpointing", "attention", "zero", "gpus", "tp", "sequenceParallel", "generate", "offload", "gpusPerNode", ...MODEL_SETUP_OPTION_FIELDS] as const;
+const SETUP_OPTION_FIELDS = ["mode", "precision", "optimizer", "optimizerImpl", "seq", "image", "checkpointing", "attention", "zero", "gpus", "tp", "sequenceParallel", "generate", "offload", "gpusPerNode", ...MODEL_SETUP_OPTION_FIELDS] as const;
 type UnlistedOption = Exclude<keyof SetupOptions, (typeof SETUP_OPTION_FIELDS)[number]>;
 const everyOptionListed: [UnlistedOption] extends [never] ? true : UnlistedOption = true;
 void everyOptionListed;
@@ -560,7 +562,7 @@ void everyOptionListed;
 export function validateSetupOptions(value: unknown): void {
   const options = object("options", value);
   rejectUnknown("options", options, SETUP_OPTION_FIELDS);
-  for (const key of ["mode", "precision", "optimizer", "attention", "offload", "loraTargets", "weights", "kvCache"]) if (options[key] !== undefined) string(`options.${key}`, options[key]);
+  for (const key of ["mode", "precision", "optimizer", "optimizerImpl", "attention", "offload", "loraTargets", "weights", "kvCache"]) if (options[key] !== undefined) string(`options.${key}`, options[key]);
   for (const key of ["seq", "image", "zero", "gpus", "tp", "generate", "gpusPerNode", "loraRank", "ep", "capacityFactor"]) {
     const v = options[key];
     if (v !== undefined && typeof v !== "string" && typeof v !== "number") throw invalidArgument(`options.${key}`, shown(v), "a string or a number");

@@ -6,6 +6,7 @@ import type { ZeroStage } from "../plan/bytesPerParameter.js";
 import { resolveSetup, type RunSetup } from "../plan/setup.js";
 import { validateGpusFit } from "../validate.js";
 import type { Workload } from "../workload/workload.js";
+import { checkpoint } from "../checkpoint.js";
 import { TP_DEGREES, measureAnalytic, planner, type Budget } from "./scaleOut.js";
 
 /** How a global batch is spread: `tp`-way tensor parallel groups, `dataParallel` of them, ZeRO over those. */
@@ -67,7 +68,12 @@ export async function gpusFit(workload: Workload, setup: RunSetup, options: Gpus
   const plan = planner(workload);
   const s = resolveSetup(setup);
   const train = s.mode === "train";
-  const degrees = setup.tp !== undefined || workload.kind !== "transformer" ? [s.tp] : TP_DEGREES.filter((t) => plan({ ...setup, tp: t }) !== undefined);
+  // Each plan of a deep model takes a while to build: a signal gets its chance between them.
+  const degrees: number[] = [];
+  for (const t of setup.tp !== undefined || workload.kind !== "transformer" ? [s.tp] : TP_DEGREES) {
+    await checkpoint(options.signal);
+    if (setup.tp !== undefined || workload.kind !== "transformer" || plan({ ...setup, tp: t }) !== undefined) degrees.push(t);
+  }
   const maxRanks = options.maxDataParallel ?? MAX_DATA_PARALLEL;
   const gpus = [...(options.catalog ?? GPU_CATALOG)].sort((a, b) => a.totalBytes - b.totalBytes);
   const rows: GpuFit[] = [];

@@ -2,6 +2,7 @@
 import { OPTIMIZERS, PRECISIONS } from "../plan/bytesPerParameter.js";
 import { OFFLOAD_KINDS } from "../plan/offload.js";
 import { KV_CACHE_FORMATS, WEIGHT_FORMATS } from "../plan/quantization.js";
+import { OPTIMIZER_IMPLS } from "../plan/optimizerStep.js";
 import { ATTENTION_KINDS, MODES } from "../plan/setup.js";
 import { checkJobCommand } from "../job/jobCommand.js";
 import { invalidArgument } from "../errors.js";
@@ -47,6 +48,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--mode <m>", description: MODES.join("|"), commands: WORKLOAD, defaultText: "train" },
   { flags: "--precision <p>", description: `weights and activations: ${PRECISIONS.join("|")}`, commands: WORKLOAD, defaultText: "amp" },
   { flags: "--optimizer <o>", description: `optimizer: ${OPTIMIZERS.join("|")}`, commands: WORKLOAD, defaultText: "adamw" },
+  { flags: "--optimizer-impl <impl>", description: `how optimizer.step() runs: ${OPTIMIZER_IMPLS.join("|")} (Adam's temporaries: a copy of the weights, two of the largest tensor, none)`, commands: WORKLOAD, defaultText: "foreach (PyTorch 2 on CUDA)" },
   { flags: "--seq <n>", description: "tokens per sample (transformers)", commands: WORKLOAD, defaultText: "the model's context length" },
   { flags: "--image <n>", description: "input pixels per side (CNNs, ViT)", commands: WORKLOAD, defaultText: "the model's, 224" },
   { flags: "--checkpointing [kind]", description: "recompute activations: selective|full (bare flag: full)", commands: WORKLOAD, defaultText: "none" },
@@ -90,6 +92,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--no-touch", description: "allocate without writing the memory (faster, less certain)", commands: TARGET },
   { flags: "--require-gpu", description: "exit 3 unless a GPU is usable (never fall back)", commands: ["info", "batch", "check"] },
   { flags: "--lock-timeout <duration>", description: "how long to wait while another vramfit probes the same GPU (then exit 5), e.g. 30s, 500ms, 0", commands: TARGET, parse: (t) => parseDuration("--lock-timeout", t), defaultText: "60s" },
+  { flags: "--timeline", description: "show what is live in each phase of the training step (forward, loss, backward, optimizer.step), the peak marked; with --svg, draw it", commands: ["plan"] },
   { flags: "--svg <file>", description: "write a chart of memory against batch size, with the budget line and the largest batch marked (needs a target: --gpu, --memory, or a GPU)", commands: ["plan"] },
   // The real job (--exec)
   { flags: "--exec <command>", description: "run this training command (through the shell) at each candidate batch: {batch} is replaced and VRAMFIT_BATCH set; exit 0 fits, an out-of-memory message does not; with a workload, its model seeds the search", commands: TARGET, parse: (t) => checkJobCommand(t) },

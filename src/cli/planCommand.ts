@@ -2,7 +2,7 @@
 import { ExitStatus } from "../errors.js";
 import { checkBatchBytes } from "../plan/planLimits.js";
 import { jobModel } from "../fit/charges.js";
-import { CATEGORIES, hostBytes, hostBytesByCategory, planTotals, type Category } from "../plan/memoryPlan.js";
+import { CATEGORIES, hostBytes, hostBytesByCategory, peakPhase, phasesOf, planTotals, type Category } from "../plan/memoryPlan.js";
 import { formatBytes } from "../units.js";
 import { writeFileSync } from "node:fs";
 import { invalidArgument } from "../errors.js";
@@ -11,6 +11,8 @@ import { planHighlights, type PlanHighlight } from "../plan/highlights.js";
 import { memoryChartSvg } from "./memoryChart.js";
 import { jobLimits, type JobOptions } from "./jobOptions.js";
 import { deviceBreakdown, type Breakdown } from "./memoryChart.js";
+import { planTimeline, timelineTable, type TimelinePoint } from "./planTimeline.js";
+import { timelineChartSvg } from "./timelineChart.js";
 import { hasPlanTarget, planTarget, type PlanTarget } from "./planTarget.js";
 import { renderTable } from "./table.js";
 import type { TargetOptions } from "./targets.js";
@@ -19,8 +21,10 @@ import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 export interface PlanOptions extends WorkloadOptions, TargetOptions, JobOptions {
   batch?: number;
   json?: boolean;
-  /** Write the chart of memory against batch size here. */
+  /** Write the chart of memory against batch size here (with --timeline: the step's phases). */
   svg?: string;
+  /** Show what is live in each phase of the step. */
+  timeline?: boolean;
 }
 
 /** The `plan --json` object (DESIGN.md's contract, plus the description and assumptions). */
@@ -40,6 +44,10 @@ export interface PlanReport {
   breakdown: Breakdown;
   /** The allocator the job was modelled with. */
   allocator: string;
+  /** The phase of the step whose live tensors the breakdown shows: the peak at this batch (`step` for a plan without a timeline). */
+  peakPhase: string;
+  /** With --timeline: every phase's live bytes (as planned, before allocator rounding), in step order. */
+  timeline?: TimelinePoint[];
   fixedBytes: number;
   perSampleBytes: number;
   tensorCount: number;
@@ -75,6 +83,8 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     totalBytes: 0,
     breakdown: deviceBreakdown(plan, batch, model),
     allocator: model.kind,
+    peakPhase: phasesOf(plan)[peakPhase(plan, batch)]!,
+    ...(options.timeline && { timeline: planTimeline(plan, batch) }),
     ...planTotals(plan),
     tensorCount: plan.tensors.length,
     highlights: planHighlights(plan, batch),
@@ -82,14 +92,18 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     host: (({ parameters, gradients, optimizerStates }) => ({ parameters, gradients, optimizerStates, ranks: plan.host?.ranks ?? 0 }))(hostBytesByCategory(plan)),
   };
   report.totalBytes = Object.values(report.breakdown).reduce((sum, bytes) => sum + bytes, 0);
-  const target = options.svg !== undefined || hasPlanTarget(options) ? await planTarget(plan, options, jobLimits(options)) : undefined;
+  const target = (options.svg !== undefined && !options.timeline) || hasPlanTarget(options) ? await planTarget(plan, options, jobLimits(options)) : undefined;
   if (target !== undefined) {
     const { allocator, ...shown } = target;
     report.target = shown;
-    if (options.svg !== undefined) {
+    if (options.svg !== undefined && !options.timeline) {
       const chart = { plan, allocator, budgetBytes: target.budgetBytes, budgetLabel: target.budgetLabel, maxBatch: target.maxBatch };
       writeChart(options.svg, memoryChartSvg({ ...chart, ...(options.batch !== undefined && { batch: options.batch }) }));
     }
+  }
+  if (options.svg !== undefined && report.timeline !== undefined) {
+    const budget = target !== undefined ? { bytes: target.budgetBytes, label: target.budgetLabel } : undefined;
+    writeChart(options.svg, timelineChartSvg({ description: plan.description, batch, points: report.timeline, ...(budget && { budget }) }));
   }
   if (options.json) {
     writeJson(io, report);
@@ -104,9 +118,11 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
   });
   rows.push(["total", formatBytes(report.totalBytes), `at batch ${batch}`, ""]);
   io.out(renderTable(["category", "bytes", "", "share"], rows));
+  if (phasesOf(plan).length > 1) io.out(`peak      in ${report.peakPhase}`);
   if (report.highlights.length > 0) {
     io.out(`\n${renderTable(["of which", "bytes", ""], report.highlights.map((h) => [h.part, formatBytes(h.bytes), h.detail]))}`);
   }
+  if (report.timeline !== undefined) io.out(`\n${timelineTable(report.timeline)}`);
   if (report.hostBytes > 0) {
     const hostRows = (["parameters", "gradients", "optimizerStates"] as const).map((category) => {
       const share = report.host[category] / report.hostBytes;

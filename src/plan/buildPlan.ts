@@ -5,6 +5,8 @@ import { withCommunication } from "./dataParallel.js";
 import { invalidArgument } from "../errors.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
 import { hostStateTensors } from "./modelStates.js";
+import { optimizerTemporaries } from "./optimizerStep.js";
+import { TrainingPhases } from "./stepPhases.js";
 import { offloads } from "./offload.js";
 import { checkOffload, resolveSetup, type ResolvedSetup, type RunSetup } from "./setup.js";
 import { transformerPlan } from "./transformerPlan.js";
@@ -38,6 +40,10 @@ function modelPlan(workload: Workload, resolved: ResolvedSetup): MemoryPlan {
  * Weights (and, when training, gradients and optimizer states, partitioned by ZeRO) plus the
  * user's affine bytes. A raw workload has no layers, so tensor parallelism does not apply, and
  * offloading moves whole states (no layer is gathered or bucketed: DeepSpeed's estimators' figures).
+ * Training runs on the phases of one stage, `model`: the per-sample bytes live from its forward
+ * to the end of its backward, the gradients from its backward to the optimizer step, whose
+ * temporaries (src/plan/optimizerStep.ts) come last; with no layers known, a single-tensor
+ * optimizer's largest tensor is taken to be the whole model.
  */
 function affinePlan(workload: AffineWorkload, setup: ResolvedSetup): MemoryPlan {
   const n = workload.parameterCount;
@@ -52,21 +58,29 @@ function affinePlan(workload: AffineWorkload, setup: ResolvedSetup): MemoryPlan 
     fixedBytes: bytes,
     perSampleBytes: 0,
   });
+  const training = setup.mode === "train";
+  const step = training ? new TrainingPhases(["model"]) : undefined;
   const tensors: PlannedTensor[] = [fixed("parameters", "parameters", shardBytes(n * perParameter.parameters, shards.parameters))];
-  const offloaded = setup.mode === "train" && offloads(setup.offload).optimizer;
-  if (setup.mode === "train" && !offloaded) {
-    tensors.push(fixed("gradients", "gradients", shardBytes(n * perParameter.gradients, shards.gradients)));
+  const offloaded = training && offloads(setup.offload).optimizer;
+  if (step !== undefined && !offloaded) {
+    tensors.push({ ...fixed("gradients", "gradients", shardBytes(n * perParameter.gradients, shards.gradients)), ...step.gradient(0) });
     tensors.push(fixed("optimizer states", "optimizerStates", shardBytes(n * perParameter.optimizerStates, shards.optimizerStates)));
+    const stateBytes = setup.precision === "fp16" || setup.precision === "bf16" ? 2 : 4;
+    for (const t of optimizerTemporaries(setup.optimizer, setup.optimizerImpl, stateBytes)) {
+      const bytes = shardBytes(n * t.bytesPerParameter, shards.optimizerStates) + n * t.bytesPerLargestElement;
+      tensors.push({ ...fixed(t.name, "workspace", bytes), ...step.optimizerTemporary() });
+    }
   }
-  tensors.push({ name: "per-sample", category: "activations", fixedBytes: 0, perSampleBytes: workload.perSampleBytes });
+  tensors.push({ name: "per-sample", category: "activations", fixedBytes: 0, perSampleBytes: workload.perSampleBytes, ...(step && step.saved(0)) });
   tensors.push(fixed("fixed", "workspace", workload.fixedBytes));
   const host = hostStateTensors([{ name: "model", count: n, tensorParallelCount: 0 }], setup);
-  const training = setup.mode === "train" ? `, ${setup.optimizer}` : ", inference";
+  const run = setup.mode === "train" ? `, ${setup.optimizer}` : ", inference";
   const zero = setup.mode === "train" && setup.zeroStage > 0 ? `, ZeRO-${setup.zeroStage} over ${setup.gpus} GPUs` : "";
   const offload = setup.offload !== "none" ? `, offload ${setup.offload}` : "";
   return {
-    description: `${n} parameters, ${setup.precision}${training}${zero}${offload}`,
+    description: `${n} parameters, ${setup.precision}${run}${zero}${offload}`,
     parameterCount: n,
+    ...(step !== undefined && { phases: step.names }),
     tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0),
     ...(host !== undefined && { host }),
   };

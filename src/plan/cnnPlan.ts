@@ -1,25 +1,12 @@
 // The memory plan of a CNN: model states per block, and what autograd saves per layer at the run's image size.
 import { invalidArgument } from "../errors.js";
-import { CnnShapeError, traceCnn, type CnnTrace, type SavedKind } from "../workload/cnn.js";
+import { CnnShapeError, traceCnn, type CnnTrace } from "../workload/cnn.js";
 import type { CnnWorkload } from "../workload/workload.js";
 import { weightBytes } from "./bytesPerParameter.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
 import { hostStateTensors, modelStateTensors } from "./modelStates.js";
+import { cnnTape } from "./cnnStep.js";
 import { describeSetup, type ResolvedSetup } from "./setup.js";
-
-/** Bytes of one saved element: activations in the run's dtype, int64 indices, bool masks, fp32 loss. */
-function elementBytes(kind: SavedKind, activationBytes: number): number {
-  switch (kind) {
-    case "activation":
-      return activationBytes;
-    case "index":
-      return 8;
-    case "mask":
-      return 1;
-    case "float32":
-      return 4;
-  }
-}
 
 function trace(workload: CnnWorkload, imageSize: number): CnnTrace {
   try {
@@ -53,44 +40,23 @@ export function cnnPlan(workload: CnnWorkload, setup: ResolvedSetup): MemoryPlan
   const e = weightBytes(setup.precision);
   const groups = reference.parameterGroups.map((g) => ({ ...g, tensorParallelCount: 0 }));
   const host = hostStateTensors(groups, setup);
-  const tensors: PlannedTensor[] = modelStateTensors(groups, setup);
-  const perSample = (name: string, category: PlannedTensor["category"], bytes: number): PlannedTensor => ({ name, category, fixedBytes: 0, perSampleBytes: bytes });
-
+  let phases: string[] | undefined;
+  const tensors: PlannedTensor[] = [];
   if (setup.mode === "train") {
-    const savedBytes = run.saved.map((s) => ({ ...s, bytes: s.elements * elementBytes(s.kind, e) }));
-    if (setup.checkpointing === "full") {
-      // torch.utils.checkpoint around every top-level layer (block): keep each block's input, and
-      // in backward recompute one block at a time.
-      const kept = new Set<number>();
-      for (const input of run.segmentInputs) {
-        if (kept.has(input.storage)) continue;
-        kept.add(input.storage);
-        tensors.push(perSample(input.name, "activations", input.elements * e));
-      }
-      const bySegment = new Map<number, typeof savedBytes>();
-      for (const s of savedBytes) {
-        if (kept.has(s.storage)) continue;
-        bySegment.set(s.segment, [...(bySegment.get(s.segment) ?? []), s]);
-      }
-      const total = (list: typeof savedBytes) => list.reduce((sum, s) => sum + s.bytes, 0);
-      const largest = [...bySegment.values()].reduce((best, list) => (total(list) > total(best) ? list : best), [] as typeof savedBytes);
-      for (const s of largest) tensors.push(perSample(`recompute.${s.name}`, "activations", s.bytes));
-    } else {
-      for (const s of savedBytes) tensors.push(perSample(s.name, "activations", s.bytes));
-    }
-    const fixedSaved = run.fixedSavedBytes.reduce((sum, s) => sum + s.bytes, 0);
-    // Tiny per-channel statistics are pooled into one allocation, as PyTorch's allocator packs them.
-    tensors.push({ name: "batchnorm.saved_mean_invstd", category: "activations", fixedBytes: fixedSaved, perSampleBytes: 0 });
-    const largest = savedBytes.reduce((max, s) => Math.max(max, s.bytes), 0);
-    // Backward holds the gradient of an op's output and of its input at once: two of the largest.
-    tensors.push(perSample("backward.grad_output", "workspace", largest), perSample("backward.grad_input", "workspace", largest));
+    // The step as a timeline (src/plan/cnnStep.ts); full checkpointing (torch.utils.checkpoint
+    // around every top-level layer) recomputes each layer when backward reaches it.
+    const tape = cnnTape(network, run, e);
+    const step = tape.timeline(setup.checkpointing === "full" ? { recomputed: (op) => op.stage < tape.lossStage } : {});
+    phases = step.phases.names;
+    tensors.push(...modelStateTensors(groups, setup, { ...step, largestTensorElements: run.largestTensorElements }), ...step.tensors);
   } else {
-    tensors.push(perSample("workspace.forward_peak", "workspace", run.inferencePeakElements * e));
+    tensors.push(...modelStateTensors(groups, setup), { name: "workspace.forward_peak", category: "workspace", fixedBytes: 0, perSampleBytes: run.inferencePeakElements * e });
   }
 
   return {
     description: `${workload.name}: ${reference.parameterCount} parameters; ${describeSetup({ ...setup, image: imageSize }, { transformer: false })}`,
     parameterCount: reference.parameterCount,
+    ...(phases !== undefined && { phases }),
     tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0),
     ...(host !== undefined && { host }),
   };

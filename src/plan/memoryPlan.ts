@@ -96,15 +96,46 @@ export function liveTensors(plan: MemoryPlan, phase: number): PlannedTensor[] {
 
 /** Each phase's live bytes as `fixedBytes + perSampleBytes × batch` (before any allocator rounding). */
 export function phaseTotals(plan: MemoryPlan): { fixedBytes: number; perSampleBytes: number }[] {
-  const totals = phasesOf(plan).map(() => ({ fixedBytes: 0, perSampleBytes: 0 }));
+  // Differences at each tensor's first phase and after its last, summed once: O(tensors + phases).
+  const phases = phasesOf(plan).length;
+  const fixed = new Array<number>(phases + 1).fill(0);
+  const perSample = new Array<number>(phases + 1).fill(0);
   for (const t of plan.tensors) {
     const [first, last] = liveRange(plan, t);
-    for (let phase = first; phase <= last; phase++) {
-      totals[phase]!.fixedBytes += t.fixedBytes;
-      totals[phase]!.perSampleBytes += t.perSampleBytes;
-    }
+    fixed[first]! += t.fixedBytes;
+    fixed[last + 1]! -= t.fixedBytes;
+    perSample[first]! += t.perSampleBytes;
+    perSample[last + 1]! -= t.perSampleBytes;
+  }
+  const totals: { fixedBytes: number; perSampleBytes: number }[] = [];
+  let f = 0;
+  let p = 0;
+  for (let phase = 0; phase < phases; phase++) {
+    f += fixed[phase]!;
+    p += perSample[phase]!;
+    totals.push({ fixedBytes: f, perSampleBytes: p });
   }
   return totals;
+}
+
+/**
+ * Each phase's live bytes at a batch size, every tensor's bytes mapped by `allocate` (what the
+ * allocator takes for it, e.g. rounded up to 512 B).
+ */
+export function phaseBytes(plan: MemoryPlan, batch: number, allocate: (bytes: number) => number = (bytes) => bytes): number[] {
+  const phases = phasesOf(plan).length;
+  const delta = new Array<number>(phases + 1).fill(0);
+  for (const t of plan.tensors) {
+    const bytes = t.fixedBytes + t.perSampleBytes * batch;
+    if (bytes <= 0) continue;
+    const taken = allocate(bytes);
+    delta[t.firstPhase ?? 0]! += taken;
+    delta[(t.lastPhase ?? phases - 1) + 1]! -= taken;
+  }
+  const live: number[] = [];
+  let running = 0;
+  for (let phase = 0; phase < phases; phase++) live.push((running += delta[phase]!));
+  return live;
 }
 
 /**
@@ -112,16 +143,15 @@ export function phaseTotals(plan: MemoryPlan): { fixedBytes: number; perSampleBy
  * the allocator takes for it); the earliest one on a tie.
  */
 export function peakPhase(plan: MemoryPlan, batch: number, allocate: (bytes: number) => number = (bytes) => bytes): number {
-  const live = phasesOf(plan).map(() => 0);
-  for (const t of plan.tensors) {
-    const bytes = tensorBytes(t, batch);
-    if (bytes <= 0) continue;
-    const [first, last] = liveRange(plan, t);
-    for (let phase = first; phase <= last; phase++) live[phase]! += allocate(bytes);
-  }
+  const live = phaseBytes(plan, batch, allocate);
   let peak = 0;
   for (let phase = 1; phase < live.length; phase++) if (live[phase]! > live[peak]!) peak = phase;
   return peak;
+}
+
+/** The most live bytes over the step at a batch size: the peak phase's (tensors mapped by `allocate`). */
+export function peakBytes(plan: MemoryPlan, batch: number, allocate: (bytes: number) => number = (bytes) => bytes): number {
+  return Math.max(...phaseBytes(plan, batch, allocate));
 }
 
 /** One step of replaying a plan at a batch size: a tensor allocated, or freed. */
@@ -190,4 +220,24 @@ export function bytesByCategory(
     if (bytes > 0 && isLive(plan, t, peak)) totals[t.category] += allocate(bytes);
   }
   return totals;
+}
+
+/**
+ * The largest batch whose step peak (tensors mapped by `allocate`) stays within `budgetBytes`:
+ * exact for the plan (the peak grows with the batch). A pure search, with no allocator segments
+ * or context (src/fit adds those); 0 when not even batch 1 fits.
+ */
+export function largestBatchWithin(plan: MemoryPlan, budgetBytes: number, allocate: (bytes: number) => number = (bytes) => bytes): number {
+  let low = 0;
+  let high = 1;
+  while (peakBytes(plan, high, allocate) <= budgetBytes) {
+    [low, high] = [high, high * 2];
+    if (high > 2 ** 40) return low; // no per-sample bytes: any batch fits
+  }
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (peakBytes(plan, middle, allocate) <= budgetBytes) low = middle;
+    else high = middle;
+  }
+  return low;
 }

@@ -2,7 +2,18 @@
 import { optimizerStates, shardBytes, weightBytes, zeroShards } from "./bytesPerParameter.js";
 import type { HostPlan, PlannedTensor } from "./memoryPlan.js";
 import { hostOptimizerStates, offloads } from "./offload.js";
+import { optimizerTemporaries } from "./optimizerStep.js";
 import { ranksPerHost, type ResolvedSetup } from "./setup.js";
+import type { TrainingPhases } from "./stepPhases.js";
+
+/** Where the model states sit on a training step's timeline. */
+export interface StateTimeline {
+  phases: TrainingPhases;
+  /** The phase in which each group's gradients are first produced (the backward of its last op). */
+  gradientStarts: Map<string, number>;
+  /** Elements of the largest parameter tensor on one rank (single-tensor optimizers' temporaries). */
+  largestTensorElements: number;
+}
 
 /** A group of parameters allocated together (a layer, a block, the embeddings). */
 export interface StateGroup {
@@ -20,6 +31,12 @@ export interface StateGroup {
   frozen?: boolean;
   /** The whole group's weight bytes when not `count` × the precision's (quantized weights, src/plan/quantization.ts). */
   weightBytes?: number;
+  /**
+   * Elements of each parameter tensor (summing to `count`), when known: torch.optim allocates
+   * gradients, states and temporaries per tensor, each rounded by the allocator on its own, so
+   * without ZeRO, tensor parallelism or quantization the group's states are planned per tensor.
+   */
+  tensors?: number[];
 }
 
 /** Bytes of a group's weights on one tensor-parallel rank: quantized groups keep their bytes per parameter. */
@@ -37,6 +54,16 @@ function fixed(name: string, category: PlannedTensor["category"], bytes: number)
   return { name, category, fixedBytes: bytes, perSampleBytes: 0 };
 }
 
+/**
+ * A group's state of one kind (`weights`, `grads`, `optimizer.exp_avg`, …) as planned tensors:
+ * one per parameter tensor when the group lists them and nothing splits them (named `<group>.<kind>`
+ * then `<group>.<kind>.1`, …), else one for the group.
+ */
+function stateTensors(group: StateGroup, kind: string, category: PlannedTensor["category"], bytesPerParameter: number, total: number, whole: boolean): PlannedTensor[] {
+  if (!whole || group.tensors === undefined || group.tensors.length <= 1) return [fixed(`${group.name}.${kind}`, category, total)];
+  return group.tensors.map((elements, i) => fixed(i === 0 ? `${group.name}.${kind}` : `${group.name}.${kind}.${i}`, category, elements * bytesPerParameter));
+}
+
 function shardsOf(setup: ResolvedSetup, group?: StateGroup): ReturnType<typeof zeroShards> {
   return setup.mode === "train" ? zeroShards(setup.zeroStage, group?.dataParallelRanks ?? setup.gpus) : { parameters: 1, gradients: 1, optimizerStates: 1 };
 }
@@ -51,8 +78,13 @@ function shardsOf(setup: ResolvedSetup, group?: StateGroup): ReturnType<typeof z
  * - `gradient_bucket`: when gradients are partitioned (stage ≥ 2) or offloaded, the largest
  *   group's full gradients exist on the GPU before they are reduce-scattered or copied out.
  * With both, ZeRO-3 holds DeepSpeed's `largest_layer_memory = 4 × largest_layer_params`.
+ *
+ * On a training step's timeline (`step`): weights and optimizer states live throughout; a group's
+ * gradients from the backward that first produces them to `optimizer.step` (zero_grad sets them
+ * to None); the optimizer's temporaries (src/plan/optimizerStep.ts) in `optimizer.step` only.
+ * Without `step` every tensor is live throughout.
  */
-export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup): PlannedTensor[] {
+export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, step?: StateTimeline): PlannedTensor[] {
   const weight = weightBytes(setup.precision);
   const training = setup.mode === "train";
   const offload = offloads(setup.offload);
@@ -65,12 +97,41 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup): P
     const n = parametersPerRank(group, setup.tp);
     largestGroup = Math.max(largestGroup, n);
     const groupShards = shardsOf(setup, group);
-    if (!offload.params) tensors.push(fixed(`${group.name}.weights`, "parameters", shardBytes(weightBytesPerRank(group, n, weight), groupShards.parameters)));
+    const perTensor = setup.tp === 1 && group.weightBytes === undefined;
+    if (!offload.params) tensors.push(...stateTensors(group, "weights", "parameters", weight, shardBytes(weightBytesPerRank(group, n, weight), groupShards.parameters), perTensor && groupShards.parameters === 1));
     if (!group.frozen) largestTrainable = Math.max(largestTrainable, n);
     if (!training || offload.optimizer || group.frozen) continue;
-    tensors.push(fixed(`${group.name}.grads`, "gradients", shardBytes(n * weight, groupShards.gradients)));
+    for (const grads of stateTensors(group, "grads", "gradients", weight, shardBytes(n * weight, groupShards.gradients), perTensor && groupShards.gradients === 1)) {
+      if (step !== undefined) {
+        grads.firstPhase = step.gradientStarts.get(group.stage ?? group.name) ?? step.phases.backward(0);
+        grads.lastPhase = step.phases.optimizerStep;
+      }
+      tensors.push(grads);
+    }
     for (const state of states) {
-      tensors.push(fixed(`${group.name}.optimizer.${state.name}`, "optimizerStates", shardBytes(n * state.bytesPerParameter, groupShards.optimizerStates)));
+      tensors.push(...stateTensors(group, `optimizer.${state.name}`, "optimizerStates", state.bytesPerParameter, shardBytes(n * state.bytesPerParameter, groupShards.optimizerStates), perTensor && groupShards.optimizerStates === 1));
+    }
+  }
+  if (training && !offload.optimizer && step !== undefined) {
+    const stateBytes = states.find((x) => x.name !== "master")?.bytesPerParameter ?? weight;
+    // Over what the optimizer steps: trainable parameters only (a LoRA model's adapters).
+    const trainable = groups.filter((g) => !g.frozen);
+    // Each group's share on this rank (experts are partitioned over their own data-parallel ranks).
+    const total = trainable.reduce((sum, g) => sum + shardBytes(parametersPerRank(g, setup.tp), shardsOf(setup, g).optimizerStates), 0);
+    const perTensor = setup.tp === 1 && shards.optimizerStates === 1 && trainable.every((g) => g.tensors !== undefined);
+    const during = { firstPhase: step.phases.optimizerStep, lastPhase: step.phases.optimizerStep };
+    for (const t of optimizerTemporaries(setup.optimizer, setup.optimizerImpl, stateBytes)) {
+      if (perTensor && t.bytesPerParameter > 0) {
+        // foreach: one new tensor per parameter tensor.
+        trainable.forEach((g) => g.tensors!.forEach((elements, i) => tensors.push({ ...fixed(`${t.name}.${g.name}.${i}`, "workspace", elements * t.bytesPerParameter), ...during })));
+      } else if (t.bytesPerParameter > 0) {
+        tensors.push({ ...fixed(t.name, "workspace", total * t.bytesPerParameter), ...during });
+      }
+      if (t.bytesPerLargestElement > 0) {
+        // single-tensor: the square root and the quotient of the largest tensor, two allocations.
+        const largest = Math.min(step.largestTensorElements, largestTrainable);
+        for (const part of ["sqrt", "quotient"]) tensors.push({ ...fixed(`${t.name}.${part}`, "workspace", (largest * t.bytesPerLargestElement) / 2), ...during });
+      }
     }
   }
   if (groups.length > 1) {

@@ -6,6 +6,7 @@ import type { Workload } from "../workload/workload.js";
 import { OPTIMIZERS, PRECISIONS, ZERO_STAGES, type Optimizer, type Precision, type ZeroStage } from "./bytesPerParameter.js";
 import { assumedModelDefaults, checkModelSetupRules, describeModelSetup, parseModelSetup, type ModelSetup, type ModelSetupOptions } from "./modelSetup.js";
 import { OFFLOAD_KINDS, offloads, type Offload } from "./offload.js";
+import { OPTIMIZER_IMPLS, optimizerTemporaries, type OptimizerImpl } from "./optimizerStep.js";
 
 export const MODES = ["train", "infer"] as const;
 export type Mode = (typeof MODES)[number];
@@ -22,6 +23,8 @@ export interface RunSetup extends ModelSetup {
   mode: Mode;
   precision: Precision;
   optimizer: Optimizer;
+  /** How `optimizer.step()` runs (src/plan/optimizerStep.ts); unset: `foreach`, PyTorch 2's default on CUDA. */
+  optimizerImpl?: OptimizerImpl;
   /** Tokens per sample (transformers); unset: the model's context length. */
   seq?: number;
   /** Pixels per side of the input image (CNNs, ViT); unset: the model's (224 for the presets). */
@@ -51,6 +54,7 @@ export const DEFAULT_SETUP: RunSetup = { mode: "train", precision: "amp", optimi
 
 /** Defaults of the optional fields (seq and image default to the model's own). */
 export const SETUP_DEFAULTS = {
+  optimizerImpl: "foreach",
   checkpointing: "none",
   attention: "flash",
   zeroStage: 0,
@@ -67,6 +71,7 @@ export type ResolvedSetup = Required<Omit<RunSetup, "seq" | "image" | "gpusPerNo
 export function resolveSetup(setup: RunSetup): ResolvedSetup {
   return {
     ...setup,
+    optimizerImpl: setup.optimizerImpl ?? SETUP_DEFAULTS.optimizerImpl,
     checkpointing: setup.checkpointing ?? SETUP_DEFAULTS.checkpointing,
     attention: setup.attention ?? SETUP_DEFAULTS.attention,
     zeroStage: setup.zeroStage ?? SETUP_DEFAULTS.zeroStage,
@@ -90,6 +95,8 @@ export interface SetupOptions extends ModelSetupOptions {
   mode?: string;
   precision?: string;
   optimizer?: string;
+  /** `--optimizer-impl foreach|single|fused`. */
+  optimizerImpl?: string;
   seq?: string | number;
   image?: string | number;
   /** `--checkpointing [kind]`: a bare flag (true) means `full`. */
@@ -113,7 +120,7 @@ function oneOf<T extends string>(option: string, value: string, allowed: readonl
 }
 
 /**
- * Validates the run options (`--mode`, `--precision`, `--optimizer`, `--seq`, `--image`,
+ * Validates the run options (`--mode`, `--precision`, `--optimizer`, `--optimizer-impl`, `--seq`, `--image`,
  * `--checkpointing`, `--attention`, `--zero`, `--gpus`, `--tp`, `--sequence-parallel`,
  * `--generate`) into a RunSetup. Absent options keep their defaults (DEFAULT_SETUP,
  * SETUP_DEFAULTS; seq and image default to the model's). Bad values throw one-line errors
@@ -125,6 +132,7 @@ export function parseSetup(options: SetupOptions): RunSetup {
     precision: options.precision === undefined ? DEFAULT_SETUP.precision : oneOf("--precision", options.precision, PRECISIONS),
     optimizer: options.optimizer === undefined ? DEFAULT_SETUP.optimizer : oneOf("--optimizer", options.optimizer, OPTIMIZERS),
   };
+  if (options.optimizerImpl !== undefined) setup.optimizerImpl = oneOf("--optimizer-impl", options.optimizerImpl, OPTIMIZER_IMPLS);
   const dimension = { max: LIMITS.dimension, what: "a dimension" };
   const gpus = { max: LIMITS.gpus, what: "GPUs" };
   if (options.seq !== undefined) setup.seq = parseCount("--seq", options.seq, 1, dimension);
@@ -165,6 +173,9 @@ export function checkSetupRules(setup: RunSetup, given: { zero?: unknown; genera
   } else if (setup.generatedTokens !== undefined && setup.generatedTokens > 0) {
     throw invalidArgument("--generate", given.generate ?? setup.generatedTokens, "--mode infer (generated tokens apply to inference)");
   }
+  if (setup.optimizerImpl === "fused" && setup.optimizer === "adam8bit") {
+    throw invalidArgument("--optimizer-impl", "fused", "foreach or single with --optimizer adam8bit (bitsandbytes runs its own kernel)");
+  }
   if (setup.sequenceParallel && (setup.tp ?? 1) === 1) {
     throw invalidArgument("--sequence-parallel", true, "--tp N with N > 1 (sequence parallelism splits along the tensor-parallel group)");
   }
@@ -201,7 +212,7 @@ export function describeSetup(setup: RunSetup, options: { transformer?: boolean 
   const s = resolveSetup(setup);
   const transformer = options.transformer ?? true;
   const parts: string[] = [s.mode, s.precision];
-  if (s.mode === "train") parts.push(s.optimizer);
+  if (s.mode === "train") parts.push(implementationMatters(s) ? `${s.optimizer} (${s.optimizerImpl})` : s.optimizer);
   // seq and image are the model's own when unset; a plan's description names the values it used.
   if (s.seq !== undefined) parts.push(`seq ${s.seq}`);
   if (s.image !== undefined) parts.push(`image ${s.image}`);
@@ -225,6 +236,10 @@ export function assumedDefaults(options: SetupOptions, workloadKind: Workload["k
   if (options.mode === undefined) assumed.push(`--mode ${DEFAULT_SETUP.mode}`);
   if (options.precision === undefined) assumed.push(`--precision ${DEFAULT_SETUP.precision}`);
   if (mode === "train" && options.optimizer === undefined) assumed.push(`--optimizer ${DEFAULT_SETUP.optimizer}`);
+  const optimizer = (options.optimizer ?? DEFAULT_SETUP.optimizer) as Optimizer;
+  if (mode === "train" && options.optimizerImpl === undefined && implementationMatters({ optimizer, optimizerImpl: SETUP_DEFAULTS.optimizerImpl })) {
+    assumed.push(`--optimizer-impl ${SETUP_DEFAULTS.optimizerImpl}`);
+  }
   // Attention applies to transformers and UNets only; a raw affine workload has no layers to recompute.
   if ((workloadKind === "transformer" || workloadKind === "unet") && options.attention === undefined) assumed.push(`--attention ${SETUP_DEFAULTS.attention}`);
   if (workloadKind !== "affine" && mode === "train" && options.checkpointing === undefined) {
@@ -232,4 +247,9 @@ export function assumedDefaults(options: SetupOptions, workloadKind: Workload["k
   }
   assumed.push(...assumedModelDefaults(options));
   return assumed;
+}
+
+/** Whether the optimizer's implementation changes its memory (it does for Adam: src/plan/optimizerStep.ts). */
+function implementationMatters(setup: { optimizer: Optimizer; optimizerImpl: OptimizerImpl }): boolean {
+  return OPTIMIZER_IMPLS.some((impl) => optimizerTemporaries(setup.optimizer, impl, 4).length > 0);
 }

@@ -48,9 +48,10 @@ export class TrainingPhases {
   /** The `zero_grad` phase: the gradients are gone, weights and optimizer states remain. */
   readonly zeroGrad: number;
 
-  /** `stages` without the loss, which is appended as the last stage. */
+  /** `stages` in forward order; the loss is appended as the last stage unless the last one given is `loss`. */
   constructor(stages: readonly (Stage | string)[]) {
-    const all = [...stages.map((s) => (typeof s === "string" ? { name: s } : s)), { name: "loss" }];
+    const given = stages.map((s) => (typeof s === "string" ? { name: s } : s));
+    const all = given.at(-1)?.name === "loss" ? given : [...given, { name: "loss" }];
     if (new Set(all.map((s) => s.name)).size !== all.length) throw new Error(`stage names must be distinct: ${all.map((s) => s.name).join(", ")}`);
     this.stages = all;
     const add = (direction: "forward" | "backward", stage: Stage, steps: string[] | undefined): number[] =>
@@ -88,6 +89,16 @@ export class TrainingPhases {
     return this.phaseOf(this.backwardPhases, k, step, "backward");
   }
 
+  /** The phase of stage k's forward sub-phase number `index` (in forward order). */
+  forwardStep(k: number, index: number): number {
+    return this.stepAt(this.forwardPhases, k, index);
+  }
+
+  /** The phase of stage k's backward sub-phase number `index` (in the order backward runs them). */
+  backwardStep(k: number, index: number): number {
+    return this.stepAt(this.backwardPhases, k, index);
+  }
+
   /** The last phase of stage k's forward. */
   forwardEnd(k: number): number {
     return this.phasesOf(this.forwardPhases, k).at(-1)!;
@@ -122,6 +133,12 @@ export class TrainingPhases {
     const phases = table[k];
     if (phases === undefined) throw new Error(`no stage ${k} (${this.stages.length} stages)`);
     return phases;
+  }
+
+  private stepAt(table: number[][], k: number, index: number): number {
+    const phase = this.phasesOf(table, k)[index];
+    if (phase === undefined) throw new Error(`stage ${this.stages[k]!.name} has no sub-phase ${index}`);
+    return phase;
   }
 
   private phaseOf(table: number[][], k: number, step: string | undefined, direction: string): number {

@@ -1,6 +1,6 @@
 // The memory plan of a transformer: model states, per-layer activations (Korthikanti et al. 2022), KV cache.
 import { invalidArgument } from "../errors.js";
-import { visionTokens, type TransformerArchitecture } from "../workload/transformer.js";
+import { largestParameterTensor, visionTokens } from "../workload/transformer.js";
 import type { TransformerWorkload } from "../workload/workload.js";
 import { weightBytes } from "./bytesPerParameter.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
@@ -10,161 +10,28 @@ import { hostStateTensors, modelStateTensors } from "./modelStates.js";
 import { dequantizationBufferBytes, kvElementBytes } from "./quantization.js";
 import { transformerCounts, transformerStateGroups } from "./transformerGroups.js";
 import { describeSetup, type ResolvedSetup } from "./setup.js";
+import type { TapeOp } from "./trainingTape.js";
+import { transformerTape, type Shape } from "./transformerStep.js";
 
-/** The sizes that fix every activation: tokens, element bytes and the per-rank widths under tensor parallelism. */
-interface Shape {
-  arch: TransformerArchitecture;
-  /** Tokens per sample. */
-  s: number;
-  /** Bytes of one activation element: 4 in fp32, 2 in fp16/bf16/amp. */
-  e: number;
-  tp: number;
-  sequenceParallel: boolean;
-  attention: ResolvedSetup["attention"];
-  /** Query heads, KV heads and FFN width on one tensor-parallel rank. */
-  heads: number;
-  kvHeads: number;
-  ffn: number;
-  /** LoRA adapters on a frozen model: a frozen linear layer saves nothing for backward. */
-  lora?: LoraSetup;
-  /** A mixture of experts' capacity factor (src/plan/moe.ts). */
-  capacityFactor: number;
-}
-
-/** A per-sample activation tensor and whether tensor parallelism splits it. */
-interface Activation {
-  name: string;
-  bytes: number;
-  /** `split`: inside the tensor-parallel region (per-rank widths already applied); `replicated`: full on every rank unless sequence parallelism splits it. */
-  parallel: "split" | "replicated";
-}
-
-function perRank(shape: Shape, a: Activation): number {
-  return a.parallel === "replicated" && shape.sequenceParallel ? Math.ceil(a.bytes / shape.tp) : a.bytes;
-}
+/** The attention core that selective recomputation (Korthikanti et al. 2022, §5) does not keep: QKᵀ to the product with V. */
+const ATTENTION_CORE = new Set(["attention.scores", "attention.scale", "attention.mask", "attention.softmax", "attention.dropout", "attention.context"]);
 
 /**
- * What one layer saves for backward, per sample (Korthikanti et al. 2022, §4.1): with 16-bit
- * activations, dropout and eager attention it sums to sbh(34 + 5as/h) bytes for s tokens.
- * `selective` drops the attention core (softmax, its dropout) that §5 recomputes; flash attention
- * never stores it, keeping only its logsumexp.
+ * Training: the step as a timeline (src/plan/transformerStep.ts for what each op keeps, and
+ * TrainingTape for when it is freed), with the model states on it.
  */
-function layerActivations(shape: Shape, prefix: string, selective: boolean): Activation[] {
-  const { arch, s, e } = shape;
-  const h = arch.hiddenSize;
-  const d = arch.headDim;
-  const out: Activation[] = [];
-  const replicated = (name: string, bytes: number) => out.push({ name: `${prefix}.${name}`, bytes, parallel: "replicated" });
-  const split = (name: string, bytes: number) => out.push({ name: `${prefix}.${name}`, bytes, parallel: "split" });
-
-  const saves = (projection: Parameters<typeof savesInputOf>[2]) => savesInputOf(arch, shape.lora, projection);
-  replicated("norm1.input", e * s * h);
-  // The shared input of the Q, K, V projections, kept only when one of them trains (with adapters: is adapted).
-  if (saves("q") || saves("k") || saves("v")) replicated("attention.input", e * s * h);
-  if (arch.qkNorm) {
-    // Qwen3/Gemma 3 normalize each head's queries and keys: the norms save their inputs.
-    split("attention.query_norm_input", e * s * shape.heads * d);
-    split("attention.key_norm_input", e * s * shape.kvHeads * d);
-  }
-  split("attention.query", e * s * shape.heads * d);
-  split("attention.key", e * s * shape.kvHeads * d);
-  split("attention.value", e * s * shape.kvHeads * d);
-  if (shape.attention === "flash") {
-    split("attention.logsumexp", 4 * shape.heads * s);
-  } else if (!selective) {
-    split("attention.softmax", e * shape.heads * s * s);
-    if (arch.attentionDropout > 0) {
-      split("attention.dropout_mask", shape.heads * s * s);
-      split("attention.dropout_output", e * shape.heads * s * s);
-    }
-  }
-  // The output projection's input; flash attention keeps the same tensor as its output for its own backward.
-  if (saves("o") || shape.attention === "flash") split("attention.output", e * s * shape.heads * d);
-  if (arch.sandwichNorms) replicated("norm_post_attention.input", e * s * h); // Gemma 2/3 normalize attention's output too
-  if (arch.dropout > 0) replicated("attention.residual_dropout_mask", s * h);
-  replicated("norm2.input", e * s * h);
-  if (arch.experts) {
-    const trains = { router: shape.lora === undefined, gateUp: saves("gate") || saves("up"), down: saves("down") };
-    out.push(...moeLayerActivations(arch, prefix, { s, e, ffn: shape.ffn, capacityFactor: shape.capacityFactor }, trains));
-  } else {
-    if (saves("gate") || saves("up")) replicated("mlp.input", e * s * h);
-    if (arch.ffn === "gated") {
-      // down(act(gate(x)) * up(x)): act saves its input, the product both factors, down its input.
-      split("mlp.gate", e * s * shape.ffn);
-      split("mlp.act_output", e * s * shape.ffn);
-      split("mlp.up", e * s * shape.ffn);
-      if (saves("down")) split("mlp.down_input", e * s * shape.ffn);
-    } else {
-      split("mlp.act_input", e * s * shape.ffn);
-      if (saves("down")) split("mlp.down_input", e * s * shape.ffn);
-    }
-  }
-  if (arch.sandwichNorms) replicated("norm_post_mlp.input", e * s * h);
-  // Each adapter's B saves A's output, r values a token slot (PEFT's lora_dropout defaults to 0: no dropout copy).
-  if (shape.lora) {
-    const routed = routedTokens(arch, s, shape.capacityFactor);
-    for (const linear of adaptedLinears(arch, shape.lora)) split(`lora.${linear.name}.a_output`, e * (linear.expert ? routed : s) * shape.lora.rank);
-  }
-  if (arch.dropout > 0) replicated("mlp.residual_dropout_mask", s * h);
-  return out;
-}
-
-/** Activations outside the layers: embeddings, final norm, head and loss (Korthikanti et al. 2022, §4.3). */
-function edgeActivations(shape: Shape, imageSize: number): { before: Activation[]; after: Activation[] } {
-  const { arch, s, e } = shape;
-  const h = arch.hiddenSize;
-  const before: Activation[] = [];
-  const after: Activation[] = [];
-  if (arch.vision) before.push({ name: "embeddings.patch_input", bytes: e * arch.vision.channels * imageSize * imageSize, parallel: "replicated" });
-  if (arch.embeddingNorm) before.push({ name: "embeddings.norm.input", bytes: e * s * h, parallel: "replicated" });
-  if (arch.dropout > 0) before.push({ name: "embeddings.dropout_mask", bytes: s * h, parallel: "replicated" });
-  if (arch.finalNorm) after.push({ name: "head.norm.input", bytes: e * s * h, parallel: "replicated" });
-  // The head's input: for a pooler or classifier a view of the first token, which keeps the whole sequence's storage.
-  // A frozen LM head (with adapters) keeps none.
-  if (arch.head !== "none" && !(arch.head === "lm" && shape.lora)) after.push({ name: "head.input", bytes: e * s * h, parallel: "replicated" });
-  if (arch.head === "lm") {
-    // Cross-entropy keeps fp32 logits for every position, vocabulary-parallel under TP.
-    after.push({ name: "loss.logits_fp32", bytes: Math.ceil((4 * s * arch.vocabSize) / shape.tp), parallel: "split" });
-  } else if (arch.head === "classifier") {
-    after.push({ name: "loss.log_softmax", bytes: 4 * arch.classes, parallel: "split" });
-  }
-  return { before, after };
+function trainingPlan(shape: Shape, setup: ResolvedSetup, groups: ReturnType<typeof transformerStateGroups>): { phases: string[]; tensors: PlannedTensor[] } {
+  const layers = shape.arch.layers;
+  const inLayer = (op: TapeOp) => op.stage >= 1 && op.stage <= layers;
+  const recomputed =
+    setup.checkpointing === "full" ? inLayer : setup.checkpointing === "selective" ? (op: TapeOp) => inLayer(op) && ATTENTION_CORE.has(op.name) : undefined;
+  const { phases, tensors, gradientStarts } = transformerTape(shape, setup).timeline(recomputed ? { recomputed } : {});
+  const states = modelStateTensors(groups, setup, { phases, gradientStarts, largestTensorElements: largestParameterTensor(shape.arch, setup.tp) });
+  return { phases: phases.names, tensors: [...states, ...tensors] };
 }
 
 function perSample(name: string, category: PlannedTensor["category"], bytes: number): PlannedTensor {
   return { name, category, fixedBytes: 0, perSampleBytes: bytes };
-}
-
-function trainingActivations(shape: Shape, setup: ResolvedSetup, imageSize: number): PlannedTensor[] {
-  const tensors: PlannedTensor[] = [];
-  const push = (list: Activation[], category: PlannedTensor["category"] = "activations") => {
-    for (const a of list) tensors.push(perSample(a.name, category, perRank(shape, a)));
-  };
-  const edges = edgeActivations(shape, imageSize);
-  push(edges.before);
-  const selective = setup.checkpointing === "selective";
-  let largest = 0;
-  for (let i = 0; i < shape.arch.layers; i++) {
-    const prefix = `layers.${i}`;
-    if (setup.checkpointing === "full") {
-      // Only the layer's input is kept: sbh·2 bytes in 16-bit (Korthikanti et al. 2022, Table 2).
-      push([{ name: `${prefix}.input`, bytes: shape.e * shape.s * shape.arch.hiddenSize, parallel: "replicated" }]);
-    } else {
-      const layer = layerActivations(shape, prefix, selective);
-      push(layer);
-    }
-  }
-  // Backward of a fully checkpointed layer first recomputes that one layer's activations.
-  const oneLayer = layerActivations(shape, "recompute", false);
-  if (setup.checkpointing === "full") push(oneLayer);
-  push(edges.after);
-  for (const a of oneLayer) largest = Math.max(largest, perRank(shape, a));
-  // Backward holds the gradient of an op's output and of its input at once: two of the largest.
-  tensors.push(perSample("backward.grad_output", "workspace", largest), perSample("backward.grad_input", "workspace", largest));
-  if (shape.arch.head === "lm") {
-    tensors.push(perSample("loss.logits_grad", "workspace", Math.ceil((4 * shape.s * shape.arch.vocabSize) / shape.tp)));
-  }
-  return tensors;
 }
 
 /**
@@ -207,6 +74,22 @@ function inferenceTensors(shape: Shape, setup: ResolvedSetup, imageSize: number)
   return tensors;
 }
 
+/**
+ * Buffers the model registers besides its parameters (model state, counted with the weights):
+ * Hugging Face's GPT-2 keeps a causal mask per layer, a bool n_positions² `bias` and a scalar
+ * `masked_bias` (modeling_gpt2.py, GPT2Attention.__init__); BERT its position and token-type ids
+ * (int64, max_position_embeddings each).
+ */
+function bufferTensors(arch: TransformerWorkload["architecture"]): PlannedTensor[] {
+  const buffers: PlannedTensor[] = [];
+  const fixed = (name: string, bytes: number): PlannedTensor => ({ name, category: "parameters", fixedBytes: bytes, perSampleBytes: 0 });
+  if (arch.fusedQkv && arch.kind === "decoder") {
+    for (let i = 0; i < arch.layers; i++) buffers.push(fixed(`layers.${i}.attention.causal_mask`, arch.maxPositions ** 2), fixed(`layers.${i}.attention.masked_bias`, 4));
+  }
+  if (arch.tokenTypes > 0 && arch.positions === "learned") buffers.push(fixed("embeddings.position_ids", 8 * arch.maxPositions), fixed("embeddings.token_type_ids", 8 * arch.maxPositions));
+  return buffers;
+}
+
 /** Tokens per sample and image side after checking the options against the model. */
 function sequenceOf(workload: TransformerWorkload, setup: ResolvedSetup): { s: number; imageSize: number } {
   const arch = workload.architecture;
@@ -242,19 +125,19 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
     arch,
     s,
     e: weightBytes(setup.precision),
+    weightBytes: weightBytes(setup.precision),
     tp: setup.tp,
     sequenceParallel: setup.sequenceParallel,
     attention: setup.attention,
+    imageSize,
     ...tensorParallelWidths(workload, setup.tp),
     ...(setup.lora !== undefined && { lora: setup.lora }),
     capacityFactor: setup.capacityFactor ?? 1,
   };
   const groups = transformerStateGroups(arch, setup);
   const host = hostStateTensors(groups, setup);
-  const tensors = [
-    ...modelStateTensors(groups, setup),
-    ...(setup.mode === "train" ? trainingActivations(shape, setup, imageSize) : inferenceTensors(shape, setup, imageSize)),
-  ];
+  const training = setup.mode === "train" ? trainingPlan(shape, setup, groups) : undefined;
+  const tensors = [...bufferTensors(arch), ...(training?.tensors ?? [...modelStateTensors(groups, setup), ...inferenceTensors(shape, setup, imageSize)])];
   // Quantized weights are dequantized to 16 bits a matrix at a time while their layer runs.
   const dequantized = setup.weights !== undefined ? dequantizationBufferBytes(arch, setup.weights, setup.mode === "train") : 0;
   if (dequantized > 0) tensors.push({ name: "dequantize.largest_matrix", category: "workspace", fixedBytes: Math.ceil(dequantized / setup.tp), perSampleBytes: 0 });
@@ -265,6 +148,7 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
     description: `${workload.name}: ${parameterCount} parameters; ${describeSetup(filled)}${tokens}`,
     parameterCount,
     trainableParameterCount,
+    ...(training !== undefined && { phases: training.phases }),
     tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0),
     ...(host !== undefined && { host }),
   };

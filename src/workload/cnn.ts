@@ -56,10 +56,35 @@ export interface SavedStorage {
   storage: number;
 }
 
+/**
+ * One op of the forward pass as autograd records it (what the training step's timeline is made
+ * of): the values it reads, the value it makes (a new storage, or in place in its input's), what
+ * it saves for backward. Values are indices into `CnnTrace.values`.
+ */
+export interface CnnOp {
+  /** The layer's name (`layer1.0.conv1`), or `<block>.add` for a residual block's sum. */
+  name: string;
+  type: CnnLayer["type"] | "add";
+  /** The top-level layer it belongs to (the stage). */
+  segment: number;
+  inputs: number[];
+  output: number;
+  /** Whether it writes into its first input's storage (in-place ReLU, the residual `+=`). */
+  inPlace: boolean;
+  /** Values its backward needs. */
+  saves: number[];
+  /** A second output kept for backward: max pooling's int64 indices, dropout's bool mask (elements per sample). */
+  extra?: { name: string; elements: number; kind: SavedKind };
+  /** Its parameters (convolution, linear, batch norm): their gradients come from its backward. */
+  parameters: number;
+  /** Batch norm's per-channel fp32 mean and inverse std it saves (bytes, independent of the batch). */
+  fixedSavedBytes: number;
+}
+
 export interface CnnTrace {
   parameterCount: number;
   /** Parameters per top-level layer (the parameter groups of the plan). */
-  parameterGroups: { name: string; count: number }[];
+  parameterGroups: { name: string; count: number; tensors: number[] }[];
   /** Storages saved for backward, each counted once (autograd saves views and in-place results of one storage once). */
   saved: SavedStorage[];
   /** Batch-norm's saved mean and inverse std: fp32, per channel, independent of the batch. */
@@ -70,6 +95,11 @@ export interface CnnTrace {
   inferencePeakElements: number;
   /** Per-sample shape of the output. */
   outputShape: number[];
+  /** The forward pass op by op; `values[i]`: the storage and elements per sample of value i (value 0: the image). */
+  ops: CnnOp[];
+  values: { storage: number; elements: number }[];
+  /** Elements of the largest weight tensor (a single-tensor optimizer's temporaries are sized by it). */
+  largestTensorElements: number;
 }
 
 interface Storage {
@@ -80,6 +110,8 @@ interface Storage {
 interface Value {
   shape: number[];
   storage: Storage;
+  /** Its index in the trace's values. */
+  id: number;
 }
 
 function product(shape: number[]): number {
@@ -117,6 +149,18 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
   let segment = 0;
   let parameters = 0;
   let inferencePeak = 0;
+  let largestTensor = 0;
+  /** Elements of each parameter tensor (weight, bias) in creation order, for the current top-level layer. */
+  let tensors: number[] = [];
+  const ops: CnnOp[] = [];
+  const values: CnnTrace["values"] = [];
+  const value = (shape: number[], storage: Storage): Value => {
+    values.push({ storage: storage.id, elements: product(shape) });
+    return { shape, storage, id: values.length - 1 };
+  };
+  const record = (op: Omit<CnnOp, "segment" | "inPlace" | "parameters" | "fixedSavedBytes"> & Partial<CnnOp>): void => {
+    ops.push({ segment, inPlace: false, parameters: 0, fixedSavedBytes: 0, ...op });
+  };
 
   const save = (storage: Storage, name: string, kind: SavedKind = "activation"): void => {
     if (!saved.has(storage.id)) saved.set(storage.id, { name, elements: storage.elements, kind, segment, storage: storage.id });
@@ -151,7 +195,7 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
 
   const apply = (layer: CnnLayer, x: Value, name: string, held: Storage[]): Value => {
     const fresh = (shape: number[]): Value => {
-      const out = { shape, storage: newStorage(product(shape)) };
+      const out = value(shape, newStorage(product(shape)));
       observe(held, x.storage, out.storage);
       return out;
     };
@@ -168,25 +212,37 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
         const h = outputSide(hIn, layer.kernel, stride, padding, dilation);
         const w = outputSide(wIn, layer.kernel, stride, padding, dilation);
         if (h < 1 || w < 1) throw new CnnShapeError(name, `its ${layer.kernel}×${layer.kernel} kernel does not fit a ${hIn}×${wIn} input`);
-        parameters += layer.out * (c / groups) * layer.kernel * layer.kernel + (layer.bias === false ? 0 : layer.out);
+        const weights = layer.out * (c / groups) * layer.kernel * layer.kernel;
+        const count = weights + (layer.bias === false ? 0 : layer.out);
+        tensors.push(weights, ...(layer.bias === false ? [] : [layer.out]));
+        parameters += count;
+        largestTensor = Math.max(largestTensor, weights);
         save(x.storage, `${name}.input`);
-        return fresh([layer.out, h, w]);
+        const out = fresh([layer.out, h, w]);
+        record({ name, type: "conv", inputs: [x.id], output: out.id, saves: [x.id], parameters: count });
+        return out;
       }
       case "batchnorm": {
         const [c] = spatial(x, name);
         parameters += 2 * c; // weight and bias; running mean/var are buffers
+        tensors.push(c, c);
         save(x.storage, `${name}.input`);
         fixedSavedBytes.push({ name: `${name}.saved_mean_invstd`, bytes: 2 * c * 4 });
-        return fresh(x.shape);
+        const out = fresh(x.shape);
+        record({ name, type: "batchnorm", inputs: [x.id], output: out.id, saves: [x.id], parameters: 2 * c, fixedSavedBytes: 2 * c * 4 });
+        return out;
       }
       case "relu": {
         if (layer.inplace) {
           save(x.storage, `${name}.output`);
           observe(held, x.storage);
-          return x;
+          const out = value(x.shape, x.storage);
+          record({ name, type: "relu", inputs: [x.id], output: out.id, saves: [out.id], inPlace: true });
+          return out;
         }
         const out = fresh(x.shape);
         save(out.storage, `${name}.output`);
+        record({ name, type: "relu", inputs: [x.id], output: out.id, saves: [out.id] });
         return out;
       }
       case "maxpool":
@@ -200,25 +256,42 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
         save(x.storage, `${name}.input`);
         const out = fresh([c, h, w]);
         if (layer.type === "maxpool") saveExtra(`${name}.indices`, out.storage.elements, "index");
+        record({
+          name,
+          type: layer.type,
+          inputs: [x.id],
+          output: out.id,
+          saves: [x.id],
+          ...(layer.type === "maxpool" && { extra: { name: `${name}.indices`, elements: out.storage.elements, kind: "index" as const } }),
+        });
         return out;
       }
       case "adaptiveavgpool": {
         const [c] = spatial(x, name);
         save(x.storage, `${name}.input`);
-        return fresh([c, layer.size, layer.size]);
+        const out = fresh([c, layer.size, layer.size]);
+        record({ name, type: "adaptiveavgpool", inputs: [x.id], output: out.id, saves: [x.id] });
+        return out;
       }
       case "flatten":
-        return { shape: [product(x.shape)], storage: x.storage }; // a view
+        return { shape: [product(x.shape)], storage: x.storage, id: x.id }; // a view: the same value for autograd's purposes
       case "linear": {
         if (x.shape.length !== 1) throw new CnnShapeError(name, `needs a flat input (add a flatten layer before it), got ${x.shape.join("×")}`);
         const inFeatures = x.shape[0] ?? 0;
-        parameters += inFeatures * layer.out + (layer.bias === false ? 0 : layer.out);
+        const count = inFeatures * layer.out + (layer.bias === false ? 0 : layer.out);
+        tensors.push(inFeatures * layer.out, ...(layer.bias === false ? [] : [layer.out]));
+        parameters += count;
+        largestTensor = Math.max(largestTensor, inFeatures * layer.out);
         save(x.storage, `${name}.input`);
-        return fresh([layer.out]);
+        const out = fresh([layer.out]);
+        record({ name, type: "linear", inputs: [x.id], output: out.id, saves: [x.id], parameters: count });
+        return out;
       }
       case "dropout": {
+        if (layer.p <= 0) return x;
         const out = fresh(x.shape);
-        if (layer.p > 0) saveExtra(`${name}.mask`, out.storage.elements, "mask");
+        saveExtra(`${name}.mask`, out.storage.elements, "mask");
+        record({ name, type: "dropout", inputs: [x.id], output: out.id, saves: [], extra: { name: `${name}.mask`, elements: out.storage.elements, kind: "mask" } });
         return out;
       }
       case "residual": {
@@ -229,20 +302,26 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
         }
         // body += shortcut (in place, saves nothing), then an in-place ReLU saves the sum.
         observe(held, body.storage, shortcut.storage);
-        if (layer.relu !== false) save(body.storage, `${name}.relu.output`);
-        return body;
+        const sum = value(body.shape, body.storage);
+        record({ name: `${name}.add`, type: "add", inputs: [body.id, shortcut.id], output: sum.id, saves: [], inPlace: true });
+        if (layer.relu === false) return sum;
+        save(body.storage, `${name}.relu.output`);
+        const out = value(body.shape, body.storage);
+        record({ name: `${name}.relu`, type: "relu", inputs: [sum.id], output: out.id, saves: [out.id], inPlace: true });
+        return out;
       }
     }
   };
 
-  let x: Value = { shape: [network.channels, imageSize, imageSize], storage: newStorage(network.channels * imageSize * imageSize) };
+  let x: Value = value([network.channels, imageSize, imageSize], newStorage(network.channels * imageSize * imageSize));
   network.layers.forEach((layer, index) => {
     const name = layer.name ?? String(index);
     segment = index;
     segmentInputs.push({ name: `${name}.checkpoint_input`, elements: x.storage.elements, storage: x.storage.id });
     const before = parameters;
     x = apply(layer, x, name, []);
-    if (parameters > before) parameterGroups.push({ name, count: parameters - before });
+    if (parameters > before) parameterGroups.push({ name, count: parameters - before, tensors });
+    tensors = [];
   });
   if (network.classes > 0) {
     // cross-entropy: log_softmax saves its output (fp32 under autocast too).
@@ -258,5 +337,8 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
     segmentInputs,
     inferencePeakElements: inferencePeak,
     outputShape: x.shape,
+    ops,
+    values,
+    largestTensorElements: largestTensor,
   };
 }

@@ -60,7 +60,8 @@ function gpt2(config: FieldReader): TransformerArchitecture {
   const heads = config.countOf(HEADS);
   const maxPositions = config.countOf(["n_positions", "max_position_embeddings", "n_ctx"]);
   return {
-    ...gptArchitecture({ hiddenSize, layers: config.countOf(LAYERS), heads, maxPositions }),
+    // activation_function: transformers' GPT2Config default is gelu_new (NewGELUActivation, in Python ops).
+    ...gptArchitecture({ hiddenSize, layers: config.countOf(LAYERS), heads, maxPositions, activation: gpt2Activation(config) }),
     headDim: headDim(config, hiddenSize, heads),
     // n_inner: null means 4 × n_embd.
     ffnSize: config.countOf(["n_inner", "intermediate_size"], { fallback: 4 * hiddenSize }),
@@ -69,6 +70,13 @@ function gpt2(config: FieldReader): TransformerArchitecture {
     dropout: config.probability("resid_pdrop", 0.1),
     attentionDropout: config.probability("attn_pdrop", 0.1),
   };
+}
+
+function gpt2Activation(config: FieldReader): "gelu" | "gelu_new" {
+  const act = config.string("activation_function", "gelu_new");
+  if (act === "gelu_new") return "gelu_new";
+  if (["gelu", "gelu_pytorch_tanh", "gelu_fast", "relu"].includes(act)) return "gelu"; // one op saving its input
+  throw config.fail("activation_function", "gelu_new, gelu, gelu_pytorch_tanh, gelu_fast or relu");
 }
 
 /**

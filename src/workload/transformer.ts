@@ -38,8 +38,9 @@ export interface TransformerArchitecture {
   finalNorm: boolean;
   /**
    * What sits on top: `lm` projects every position to the vocabulary (a causal LM's loss);
-   * `pooler` is BERT's dense+tanh on the first token (BertModel); `classifier` a linear layer on
-   * the first token (`classes` outputs, ViT); `none` the bare encoder.
+   * `pooler` is BERT's dense+tanh on the first token (BertModel; with `classes` > 0 a classifier
+   * on top, BertForSequenceClassification); `classifier` a linear layer on the first token
+   * (`classes` outputs, ViT); `none` the bare encoder.
    */
   head: "lm" | "pooler" | "classifier" | "none";
   classes: number;
@@ -47,6 +48,14 @@ export interface TransformerArchitecture {
   dropout: number;
   /** Dropout on the attention probabilities. */
   attentionDropout: number;
+  /**
+   * How the non-gated FFN's activation runs: `gelu` one fused op saving its input (PyTorch's
+   * GeLU, Megatron); `gelu_new` Hugging Face's NewGELUActivation (GPT-2's `activation_function`),
+   * the tanh approximation in Python ops, which saves four f-wide tensors. Unset: `gelu`.
+   */
+  activation?: "gelu" | "gelu_new";
+  /** Post-LN (BERT: the norms after each residual sum) rather than pre-LN. Unset: pre-LN. */
+  postNorm?: boolean;
   /** Vision transformers: the image is cut into `patch`² patches, plus one class token. */
   vision?: { imageSize: number; patchSize: number; channels: number };
   /** Biases on the query, key and value projections only (Qwen2/2.5); `bias` puts them on every linear. */
@@ -220,7 +229,7 @@ export function transformerParameterGroups(arch: TransformerArchitecture): Param
       }
       break;
     case "pooler":
-      head.count += h * h + h;
+      head.count += h * h + h + h * arch.classes + arch.classes;
       break;
     case "classifier":
       head.count += h * arch.classes + arch.classes;
@@ -245,4 +254,24 @@ export function transformerActiveParameterCount(arch: TransformerArchitecture): 
   if (!arch.experts) return total;
   const experts = layerParameters(arch).experts.count * arch.layers;
   return total - (experts / arch.experts.count) * (arch.experts.count - arch.experts.perToken);
+}
+
+/**
+ * Elements of the largest single parameter tensor on one tensor-parallel rank: the token
+ * embedding (or an untied LM head), the fused QKV projection, or an FFN matrix, whichever is
+ * largest. A single-tensor optimizer's temporaries are sized by it.
+ */
+export function largestParameterTensor(arch: TransformerArchitecture, tp: number): number {
+  const h = arch.hiddenSize;
+  const q = arch.heads * arch.headDim;
+  const kv = arch.kvHeads * arch.headDim;
+  const candidates = [
+    Math.ceil(arch.vocabSize / tp) * h,
+    arch.positions === "learned" ? arch.maxPositions * h : 0,
+    Math.ceil((arch.fusedQkv ? h * (q + 2 * kv) : h * q) / tp),
+    Math.ceil((h * arch.ffnSize) / tp),
+  ];
+  if (arch.vision) candidates.push(arch.vision.channels * arch.vision.patchSize ** 2 * h);
+  if (arch.head === "classifier" || (arch.head === "pooler" && arch.classes > 0)) candidates.push(h * arch.classes);
+  return Math.max(...candidates);
 }

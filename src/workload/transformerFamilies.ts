@@ -25,11 +25,16 @@ export function bertArchitecture(shape: { hiddenSize: number; layers: number; he
     classes: 0,
     dropout: 0.1,
     attentionDropout: 0.1,
+    postNorm: true,
   };
 }
 
-/** GPT-2 (Radford et al. 2019) and GPT-3 (Brown et al. 2020): pre-LN decoder, learned positions, tied LM head. */
-export function gptArchitecture(shape: { hiddenSize: number; layers: number; heads: number; maxPositions: number }): TransformerArchitecture {
+/**
+ * GPT-2 (Radford et al. 2019) and GPT-3 (Brown et al. 2020): pre-LN decoder, learned positions,
+ * tied LM head, one fused QKV projection. `activation`: Hugging Face's GPT-2 runs `gelu_new`;
+ * Megatron's GPT a fused GeLU (the default here).
+ */
+export function gptArchitecture(shape: { hiddenSize: number; layers: number; heads: number; maxPositions: number; activation?: "gelu" | "gelu_new" }): TransformerArchitecture {
   return {
     kind: "decoder",
     hiddenSize: shape.hiddenSize,
@@ -53,6 +58,7 @@ export function gptArchitecture(shape: { hiddenSize: number; layers: number; hea
     dropout: 0.1,
     attentionDropout: 0.1,
     fusedQkv: true, // `c_attn`: one matrix for Q, K and V
+    activation: shape.activation ?? "gelu",
   };
 }
 

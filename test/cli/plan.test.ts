@@ -14,6 +14,9 @@ interface PlanJson {
   breakdown: Record<string, number>;
   tensorCount: number;
   assumed: string[];
+  /** The phase of the step the breakdown is taken in (its peak). */
+  peakPhase: string;
+  timeline?: { phase: string; bytes: number; byCategory: Record<string, number> }[];
 }
 
 const torchFixture = JSON.parse(readFileSync(resolve(root, "test/fixtures/torch-saved-activations.json"), "utf8")) as {
@@ -28,17 +31,23 @@ function expectRoundedFrom(bytes: number, exact: number, tensors: number) {
 
 describe("vramfit plan", () => {
   it("resnet152, 224², fp32, SGD with momentum, batch 32: 4 + 4 + 4 bytes per parameter, activations as PyTorch saves them", async () => {
-    const run = await runJson<PlanJson>(["plan", "--model", "resnet152", "--image", "224", "--precision", "fp32", "--optimizer", "momentum", "--batch", "32"]);
+    const run = await runJson<PlanJson>(["plan", "--model", "resnet152", "--image", "224", "--precision", "fp32", "--optimizer", "momentum", "--batch", "32", "--timeline"]);
     expect(run.status).toBe(0);
     const { breakdown } = run.json;
     expect(run.json.parameterCount).toBe(60192808); // torchvision resnet152
     expectRoundedFrom(breakdown.parameters!, 4 * 60192808, run.json.tensorCount);
-    expect(breakdown.gradients).toBe(breakdown.parameters);
     expect(breakdown.optimizerStates).toBe(breakdown.parameters); // one fp32 momentum buffer
+    // The breakdown is what is live at the step's peak: at batch 32 the start of backward, where
+    // only the last blocks' gradients exist yet (all of them exist in optimizer.step).
+    expect(run.json.peakPhase).toMatch(/^backward layer4\./);
+    expect(breakdown.gradients).toBeGreaterThan(0);
+    expect(breakdown.gradients).toBeLessThan(breakdown.parameters! / 2);
     expect(breakdown.kvCache).toBe(0);
-    // PyTorch's saved_tensors_hooks measurement (test/fixtures/torch-saved-activations.json), within 10%.
+    // PyTorch's saved_tensors_hooks measurement (test/fixtures/torch-saved-activations.json), within
+    // 10%: what is saved is all live at the end of forward (the timeline's most activations).
     const torch = torchFixture.models.find((m) => m.model === "resnet152")!.perSampleBytes;
-    expect(Math.abs(breakdown.activations! / 32 - torch) / torch).toBeLessThan(0.1);
+    const saved = Math.max(...run.json.timeline!.map((p) => p.byCategory.activations!));
+    expect(Math.abs(saved / 32 - torch) / torch).toBeLessThan(0.1);
     const sum = Object.values(breakdown).reduce((a, b) => a + b, 0);
     expect(run.json.totalBytes).toBe(sum);
   });
@@ -51,7 +60,28 @@ describe("vramfit plan", () => {
     expectRoundedFrom(breakdown.optimizerStates!, 12 * 335141888, run.json.tensorCount);
     expect(breakdown.activations).toBeGreaterThan(0);
     expect(breakdown.context).toBe(512 * MiB);
-    expect(run.json.assumed).toEqual(["--mode train", "--attention flash", "--checkpointing none"]);
+    expect(run.json.assumed).toEqual(["--mode train", "--optimizer-impl foreach", "--attention flash", "--checkpointing none"]);
+  });
+
+  it("--timeline: every phase of the step, the breakdown taken in the peak one; GPT-2 peaks at its loss", async () => {
+    const args = ["plan", "--model", "gpt2", "--precision", "fp32", "--optimizer", "adam", "--attention", "eager", "--batch", "8"];
+    const run = await runJson<PlanJson>([...args, "--timeline"]);
+    expect(run.status).toBe(0);
+    const timeline = run.json.timeline!;
+    expect(timeline[0]!.phase).toBe("forward embeddings word_embeddings");
+    expect(timeline.at(-2)!.phase).toBe("optimizer.step");
+    expect(timeline.at(-1)!.phase).toBe("zero_grad");
+    const peak = timeline.reduce((best, p) => (p.bytes > best.bytes ? p : best));
+    expect(peak.phase).toBe(run.json.peakPhase);
+    // Three fp32 logits-sized tensors at the loss (Hugging Face's shifted copy, log_softmax's output, …).
+    expect(run.json.peakPhase).toMatch(/^forward loss /);
+    // No gradient exists before backward; all of them in the optimizer step (foreach Adam's copy too).
+    expect(timeline.find((p) => p.phase.startsWith("forward loss"))!.byCategory.gradients).toBe(0);
+    expect(timeline.at(-2)!.byCategory.gradients).toBe(124439808 * 4);
+    expect(timeline.at(-2)!.byCategory.workspace).toBeGreaterThanOrEqual(124439808 * 4);
+    const text = await runCli([...args, "--timeline"]);
+    expect(text.stdout).toMatch(/^forward loss\s+nll_loss\s+[\d.]+ GiB\s+█+\s+◀ peak$/m);
+    expect(text.stdout).toMatch(/^peak {6}in forward loss nll_loss$/m);
   });
 
   it("eager attention adds the s² scores that flash attention never stores", async () => {

@@ -9,6 +9,7 @@ interface PlanJson {
   breakdown: Record<string, number>;
   highlights: { part: string; bytes: number }[];
   description: string;
+  peakPhase: string;
 }
 
 describe("vramfit plan for adapters and quantized weights", () => {
@@ -23,7 +24,11 @@ describe("vramfit plan for adapters and quantized weights", () => {
     expect(parts["frozen weights"]).toBeLessThan(5.4 * 2 ** 30);
     expect(parts["dequantization buffer"]).toBe(2 * 4096 * 14336);
     expect(parts.adapters).toBeGreaterThan(0);
-    expect(json.json.breakdown.gradients).toBeGreaterThan(0);
+    // The breakdown is at the step's peak (the loss, in forward): the adapters' gradients come later.
+    expect(json.json.peakPhase).toMatch(/^forward loss /);
+    expect(json.json.breakdown.gradients).toBe(0);
+    const withTimeline = await runJson<PlanJson & { timeline: { phase: string; byCategory: Record<string, number> }[] }>([...args, "--json", "--timeline"]);
+    expect(withTimeline.json.timeline.find((p) => p.phase === "optimizer.step")!.byCategory.gradients).toBeGreaterThan(0);
     expect(json.json.breakdown.optimizerStates).toBeGreaterThan(0);
     expect(json.json.breakdown.activations).toBeGreaterThan(0);
     const text = await runCli(args);

@@ -53,7 +53,7 @@ describe("vramfit check: a no comes with what would make it a yes", () => {
     expect(run.json.gpuFits).toBe(false);
     expect(run.json.advice.length).toBeGreaterThanOrEqual(2);
     expect(run.json.advice.length).toBeLessThanOrEqual(5);
-    expect(run.json.advice[0]).toMatchObject({ change: "--tp 4", batchSize: 4, fromBatchSize: 0, targetBatch: 4, reachesTarget: true, gpus: 4, source: "analytic" });
+    expect(run.json.advice[0]).toMatchObject({ change: "--tp 4", batchSize: 5, fromBatchSize: 0, targetBatch: 4, reachesTarget: true, gpus: 4, source: "analytic" });
     expect(run.json.advice[0]!.cost).toContain("Shoeybi et al. 2019");
     expect(run.json.adviceSummary).toBe("2 changes reach batch 4, cheapest first");
   });
@@ -139,8 +139,8 @@ describe("vramfit batch --min-batch", () => {
     const base = ["batch", "--model", "bert-large", "--seq", "512", "--precision", "fp32", "--attention", "eager", "--gpu", "RTX-4090"];
     const short = await runJson<{ batchSize: number; advice: AdviceJson[] }>([...base, "--min-batch", "64"]);
     expect(short.status).toBe(1);
-    expect(short.json.batchSize).toBe(10);
-    expect(short.json.advice[0]).toMatchObject({ change: "--checkpointing", fromBatchSize: 10, targetBatch: 64, reachesTarget: true });
+    expect(short.json.batchSize).toBe(11);
+    expect(short.json.advice[0]).toMatchObject({ change: "--checkpointing", fromBatchSize: 11, targetBatch: 64, reachesTarget: true });
     const enough = await runJson<{ batchSize: number; advice: AdviceJson[] }>([...base, "--min-batch", "8"]);
     expect(enough.status).toBe(0);
     expect(enough.json.advice).toEqual([]);

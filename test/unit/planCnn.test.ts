@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { VramfitError } from "../../src/errors.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
-import { bytesByCategory, type MemoryPlan } from "../../src/plan/memoryPlan.js";
+import { bytesByCategory, planTotals, type MemoryPlan } from "../../src/plan/memoryPlan.js";
 import type { RunSetup } from "../../src/plan/setup.js";
 import { traceCnn, type CnnNetwork } from "../../src/workload/cnn.js";
 import { presetWorkload } from "../../src/workload/presets.js";
@@ -63,17 +63,21 @@ describe("CNN plans", () => {
     expect(indices).toBe(64 * 56 * 56 * 8);
     expect(amp.tensors.find((t) => t.name === "maxpool.indices")!.perSampleBytes).toBe(indices);
     const loss = 1000 * 4;
-    expect(activationsPerSample(amp)).toBe((activationsPerSample(fp32) - indices - loss) / 2 + indices + loss);
+    const labels = 8; // the batch's int64 labels
+    expect(activationsPerSample(amp)).toBe((activationsPerSample(fp32) - indices - loss - labels) / 2 + indices + loss + labels);
   });
 
-  test("full checkpointing keeps block inputs and one recomputed block: far less than all activations", () => {
+  test("full checkpointing keeps block inputs and one recomputed block: far less than all activations at the peak", () => {
     const resnet152 = presetWorkload("resnet152")!;
-    const all = activationsPerSample(buildPlan(resnet152, FP32_TRAIN));
+    const all = planTotals(buildPlan(resnet152, FP32_TRAIN)).perSampleBytes;
     const checkpointed = buildPlan(resnet152, { ...FP32_TRAIN, checkpointing: "full" });
-    // 50 block inputs (≈ 52 MB in fp32) plus the stem and one block recomputed, against ≈ 177 MB.
-    expect(activationsPerSample(checkpointed)).toBeLessThan(0.45 * all);
-    const input = checkpointed.tensors.find((t) => t.name === "layer3.0.checkpoint_input")!;
-    expect(input.perSampleBytes).toBe(512 * 28 * 28 * 4); // layer2's output
+    // 50 block inputs (≈ 52 MB in fp32) plus one block recomputed, against ≈ 177 MB saved (and
+    // backward's gradients on both sides).
+    expect(planTotals(checkpointed).perSampleBytes).toBeLessThan(0.45 * all);
+    // layer3.0's input (layer2's output, relu'd in place) is kept from forward to layer3.0's backward.
+    const input = checkpointed.tensors.find((t) => t.name === "layer2.7.relu.output")!;
+    expect(input.perSampleBytes).toBe(512 * 28 * 28 * 4);
+    expect(checkpointed.phases![input.lastPhase!]).toMatch(/^backward layer3\.0 /);
     expect(checkpointed.tensors.some((t) => t.name.startsWith("recompute.layer"))).toBe(true);
   });
 

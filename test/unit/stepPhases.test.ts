@@ -55,8 +55,15 @@ describe("the phases of a training step", () => {
     expect(() => step.forward(3)).toThrow(/no stage 3/);
   });
 
-  it("refuses two stages of one name", () => {
+  it("refuses two stages of one name, and a loss that is not last", () => {
     expect(() => new TrainingPhases(["a", "a"])).toThrow(/distinct/);
-    expect(() => new TrainingPhases(["loss"])).toThrow(/distinct/);
+    expect(() => new TrainingPhases(["loss", "a"])).toThrow(/distinct/);
+  });
+
+  it("takes a last stage named loss as the loss, with its sub-phases", () => {
+    const step = new TrainingPhases(["a", { name: "loss", forwardSteps: ["log_softmax", "nll_loss"], backwardSteps: ["nll_loss", "log_softmax"] }]);
+    expect(step.names.slice(0, 5)).toEqual(["forward a", "forward loss log_softmax", "forward loss nll_loss", "backward loss nll_loss", "backward loss log_softmax"]);
+    expect(step.forwardStep(1, 1)).toBe(2);
+    expect(step.backwardStep(1, 1)).toBe(4);
   });
 });

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// The table of docs/memory-model.md ("Checked against a real training step"): vramfit's step peak
+// next to the real PyTorch steps of test/fixtures/torch-step-peaks.json (scripts/measure-step-peak.py).
+// Like with like: allocated bytes, every tensor rounded up to 512 B, no context, no allocator segments.
+//   npm run build:ts && node scripts/step-peak-table.mjs [--json]
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const { buildPlan } = await import(resolve(root, "dist/plan/buildPlan.js"));
+const { largestBatchWithin, peakBytes, peakPhase, phasesOf } = await import(resolve(root, "dist/plan/memoryPlan.js"));
+const { presetWorkload } = await import(resolve(root, "dist/workload/presets.js"));
+
+const fixture = JSON.parse(readFileSync(resolve(root, "test/fixtures/torch-step-peaks.json"), "utf8"));
+const allocated = (bytes) => Math.ceil(bytes / 512) * 512;
+
+/** The workload each case measured (the script trains BertForSequenceClassification: a 2-way classifier on the pooler). */
+function planOf(c) {
+  let workload = presetWorkload(c.model);
+  if (c.model === "bert-base") workload = { ...workload, architecture: { ...workload.architecture, classes: 2 } };
+  const seq = c.model === "gpt2" ? { seq: 1024 } : c.model === "bert-base" ? { seq: 512 } : {};
+  return buildPlan(workload, { mode: "train", precision: "fp32", optimizer: c.optimizer, optimizerImpl: c.optimizerImpl, attention: "eager", ...seq });
+}
+
+const rows = fixture.cases.map((c) => {
+  const plan = planOf(c);
+  const vramfit = largestBatchWithin(plan, c.budgetBytes, allocated);
+  const atCheck = peakBytes(plan, c.checkBatch, allocated);
+  return {
+    case: `${c.model} ${c.optimizer} (${c.optimizerImpl})`,
+    realBatch: c.maxBatchForBudget,
+    vramfitBatch: vramfit,
+    ratio: vramfit / c.maxBatchForBudget,
+    realPeakPhase: c.peakPhaseAtMaxBatch,
+    vramfitPeakPhase: phasesOf(plan)[peakPhase(plan, c.maxBatchForBudget, allocated)],
+    checkBatch: c.checkBatch,
+    realAtCheck: c.measuredPeakAtCheckBytes,
+    vramfitAtCheck: atCheck,
+  };
+});
+
+if (process.argv.includes("--json")) {
+  process.stdout.write(`${JSON.stringify(rows, null, 1)}\n`);
+} else {
+  const mib = (b) => (b / 2 ** 20).toFixed(1);
+  console.log(`| case | real largest batch (79 GiB) | vramfit | ratio | real peak in | vramfit's peak in | real at batch ${rows[0]?.checkBatch} (MiB) | vramfit (MiB) |`);
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const r of rows) {
+    console.log(`| ${r.case} | ${r.realBatch} | ${r.vramfitBatch} | ${r.ratio.toFixed(3)} | ${r.realPeakPhase} | ${r.vramfitPeakPhase} | ${mib(r.realAtCheck)} | ${mib(r.vramfitAtCheck)} (${r.vramfitAtCheck >= r.realAtCheck ? "+" : "−"}${mib(Math.abs(r.vramfitAtCheck - r.realAtCheck))}) |`);
+  }
+  const worst = rows.reduce((a, b) => (Math.abs(1 - b.ratio) > Math.abs(1 - a.ratio) ? b : a));
+  console.log(`\nworst ratio ${worst.ratio.toFixed(3)} (${worst.case}); ${rows.length} cases; fixture: ${fixture.command} (torch ${fixture.torch})`);
+}

@@ -1,0 +1,78 @@
+// A CNN's training step as autograd records it: traceCnn's ops on a TrainingTape, and the cross-entropy loss.
+import type { CnnNetwork, CnnTrace, SavedKind } from "../workload/cnn.js";
+import { TrainingTape, type Size } from "./trainingTape.js";
+
+/** Bytes of one element: activations in the run's dtype, int64 indices, bool masks, fp32 loss. */
+export function elementBytes(kind: SavedKind, activationBytes: number): number {
+  switch (kind) {
+    case "activation":
+      return activationBytes;
+    case "index":
+      return 8;
+    case "mask":
+      return 1;
+    case "float32":
+      return 4;
+  }
+}
+
+/** The stage names of a CNN: its top-level layers (`conv1`, `layer1.0`, …, `fc`). */
+export function cnnStages(network: CnnNetwork): string[] {
+  return network.layers.map((layer, index) => layer.name ?? String(index));
+}
+
+/**
+ * The tape of one training step: each storage named after the first op that saves it (the
+ * names of traceCnn's `saved`), outputs nothing saves as `<layer>.output` (workspace). The batch's
+ * images and labels are inputs; batch norm's fp32 mean and inverse std are two small outputs of
+ * each batch norm (`e` bytes per activation element).
+ */
+export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number): TrainingTape {
+  const stages = cnnStages(network);
+  const tape = new TrainingTape(stages);
+  const savedName = new Map(trace.saved.map((s) => [s.storage, s.name]));
+  const perSample = (bytes: number): Size => ({ fixedBytes: 0, perSampleBytes: bytes });
+  const image = trace.values[0]!;
+  const values = new Map<number, number>([[0, tape.input(savedName.get(image.storage) ?? "inputs.images", perSample(image.elements * e))]]);
+  const at = (v: number): number => {
+    const id = values.get(v);
+    if (id === undefined) throw new Error(`traceCnn value ${v} used before it is made`);
+    return id;
+  };
+  for (const op of trace.ops) {
+    const stage = stages[op.segment]!;
+    // The op's name within its stage, for its phase: `forward layer1.0 conv1`, `forward fc linear`.
+    const local = op.name === stage ? op.type : op.name.startsWith(`${stage}.`) ? op.name.slice(stage.length + 1) : op.name;
+    const inputs = op.inputs.map(at);
+    const groups = op.parameters > 0 ? [stages[op.segment]!] : [];
+    if (op.inPlace) {
+      const out = tape.inPlace(op.segment, local, inputs[0]!, inputs.slice(1), { groups, passGradient: op.type === "add" });
+      values.set(op.output, out);
+      tape.ops.at(-1)!.saves.push(...op.saves.map((v) => (v === op.output ? out : at(v))));
+      continue;
+    }
+    const storage = trace.values[op.output]!.storage;
+    const name = savedName.get(storage);
+    const outputs: Parameters<TrainingTape["op"]>[3] = [{ name: name ?? `${op.name}.output`, size: perSample(trace.values[op.output]!.elements * e), category: name ? "activations" : "workspace" }];
+    if (op.extra) outputs.push({ name: op.extra.name, size: perSample(op.extra.elements * elementBytes(op.extra.kind, e)), requiresGrad: false });
+    if (op.fixedSavedBytes > 0) {
+      for (const stat of ["save_mean", "save_invstd"]) outputs.push({ name: `${op.name}.${stat}`, size: { fixedBytes: op.fixedSavedBytes / 2, perSampleBytes: 0 }, requiresGrad: false });
+    }
+    const [out, ...extras] = tape.op(op.segment, local, inputs, outputs, { groups });
+    values.set(op.output, out!);
+    tape.ops.at(-1)!.saves.push(...op.saves.map((v) => (v === op.output ? out! : at(v))), ...extras);
+  }
+  if (network.classes > 0) {
+    // cross_entropy: log_softmax saves its fp32 output (under amp after an upcast), nll_loss the labels.
+    const loss = tape.lossStage;
+    const labels = tape.input("inputs.labels", perSample(8));
+    let logits = at(trace.ops.at(-1)!.output);
+    if (e !== 4) logits = tape.op(loss, "upcast", [logits], [{ name: "loss.logits_fp32", size: perSample(4 * network.classes), category: "workspace" }])[0]!;
+    const [logSoftmax] = tape.op(loss, "log_softmax", [logits], [{ name: "loss.log_softmax", size: perSample(4 * network.classes) }]);
+    tape.ops.at(-1)!.saves.push(logSoftmax!);
+    tape.op(loss, "nll_loss", [logSoftmax!, labels], [{ name: "loss.value", size: { fixedBytes: 4, perSampleBytes: 0 } }], { saves: [labels] });
+  } else {
+    tape.op(tape.lossStage, "sum", [at(trace.ops.at(-1)!.output)], [{ name: "loss.value", size: { fixedBytes: 4, perSampleBytes: 0 } }]);
+  }
+  return tape;
+}

@@ -1,0 +1,451 @@
+// A transformer's training step as autograd records it: embeddings, each layer op by op, the head and the loss.
+import type { TransformerArchitecture } from "../workload/transformer.js";
+import { adaptedLinears, savesInputOf, type LoraSetup } from "./lora.js";
+import { routedTokens } from "./moe.js";
+import type { ResolvedSetup } from "./setup.js";
+import { transformerStages } from "./stepPhases.js";
+import { TrainingTape, type Size } from "./trainingTape.js";
+
+/** The sizes that fix every activation: tokens, element bytes and the per-rank widths under tensor parallelism. */
+export interface Shape {
+  arch: TransformerArchitecture;
+  /** Tokens per sample. */
+  s: number;
+  /** Bytes of one activation element: 4 in fp32, 2 in fp16/bf16/amp. */
+  e: number;
+  /** Bytes of one weight (the tied embedding's gradient). */
+  weightBytes: number;
+  tp: number;
+  sequenceParallel: boolean;
+  attention: ResolvedSetup["attention"];
+  /** Query heads, KV heads and FFN width on one tensor-parallel rank. */
+  heads: number;
+  kvHeads: number;
+  ffn: number;
+  /** Image side, for a vision transformer's patch embedding. */
+  imageSize: number;
+  /** LoRA adapters on a frozen model: a frozen linear layer saves nothing for backward. */
+  lora?: LoraSetup;
+  /** A mixture of experts' capacity factor (src/plan/moe.ts). */
+  capacityFactor: number;
+}
+
+/** A tensor's name within its stage (`layers.3.attention` → `attention`), for the op's phase name. */
+function local(prefix: string): string {
+  return prefix.replace(/^layers\.\d+\.?|^(embeddings|head)\.?/, "");
+}
+
+const perSample = (bytes: number): Size => ({ fixedBytes: 0, perSampleBytes: bytes });
+const fixed = (bytes: number): Size => ({ fixedBytes: bytes, perSampleBytes: 0 });
+
+/**
+ * Builds the tape. Which tensor is which follows Korthikanti et al. 2022, §4.1 (the names of
+ * `docs/memory-model.md`'s table, each saved tensor named after the op that saves it), and the op
+ * order and the copies made follow the Hugging Face implementations (transformers' modeling_gpt2.py,
+ * modeling_bert.py, modeling_llama.py, eager attention):
+ * - eager attention: `matmul` makes contiguous copies of the permuted Q, K and V (what the batched
+ *   matmuls save), the scores are scaled and masked out of place (two more a·s² tensors in
+ *   forward), softmax saves its output, dropout its 1-byte mask, and the heads are merged by a copy;
+ * - flash (SDPA / FlashAttention): Q, K, V, the output and the fp32 logsumexp are saved;
+ * - `gelu_new` (GPT-2's tanh approximation in Python) saves four f-wide tensors where a fused
+ *   GeLU saves one;
+ * - a decoder returns its KV cache (`use_cache=True`, Hugging Face's default, also when training):
+ *   held until the outputs are dropped after the loss;
+ * - a causal LM's loss shifts the logits by one position with a copy (`lm_logits[..., :-1,
+ *   :].contiguous()`), upcasts them to fp32 under amp, and log_softmax saves its fp32 output.
+ */
+export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTape {
+  const { arch, s, e } = shape;
+  const h = arch.hiddenSize;
+  const d = arch.headDim;
+  const tape = new TrainingTape(transformerStages(arch.layers));
+  const loss = tape.lossStage;
+  const sp = shape.sequenceParallel;
+  /** A tensor outside the tensor-parallel region: split only under sequence parallelism. */
+  const replicated = (bytes: number): Size => perSample(sp ? Math.ceil(bytes / shape.tp) : bytes);
+  const split = perSample;
+  const hidden = () => replicated(e * s * h);
+  const heldKv = arch.kind === "decoder" && setup.checkpointing !== "full";
+
+  const normStats = (stage: number, prefix: string) =>
+    Array.from({ length: arch.norm === "layernorm" ? 2 : 1 }, (_, i) => ({
+      name: `${prefix}.${arch.norm === "layernorm" ? ["mean", "rstd"][i] : "rstd"}`,
+      size: replicated(4 * s),
+      requiresGrad: false,
+    })).map((o) => ({ ...o, stage }));
+  /** A norm: saves its input and fp32 statistics. */
+  const norm = (stage: number, prefix: string, input: number, outputName: string, group: string): number => {
+    const stats = normStats(stage, prefix);
+    const [out, ...statValues] = tape.op(stage, local(prefix), [input], [{ name: outputName, size: hidden() }, ...stats], { groups: [group], trains: shape.lora === undefined });
+    tape.ops.at(-1)!.saves.push(input, ...statValues);
+    return out!;
+  };
+  /** Dropout as CUDA runs it (native_dropout): its output, and a 1-byte mask it saves, named `<maskPrefix>_mask`. */
+  const dropout = (stage: number, prefix: string, input: number, size: Size, outputName: string, p: number, maskSize: Size): number => {
+    if (p <= 0) return input;
+    const [out, mask] = tape.op(stage, `${local(prefix)}.dropout`.replace(/^\./, ""), [input], [
+      { name: outputName, size },
+      { name: `${prefix.replace(/\.residual$/, ".residual_dropout")}${prefix.endsWith(".residual") ? "" : ".dropout"}_mask`, size: maskSize, requiresGrad: false },
+    ]);
+    tape.ops.at(-1)!.saves.push(mask!);
+    return out!;
+  };
+
+  // Embeddings (stage 0): the batch's token ids, the lookups, their sum, dropout.
+  const ids = arch.vision
+    ? tape.input("inputs.pixel_values", perSample(e * arch.vision.channels * shape.imageSize * shape.imageSize))
+    : tape.input("inputs.input_ids", perSample(8 * s));
+  const firstInputName = arch.postNorm ? "layers.0.attention.input" : "layers.0.norm1.input";
+  let x: number;
+  /** Lookups a base model keeps as locals until it returns (GPT2Model.forward's inputs_embeds and position_embeds). */
+  const embeddingLocals: number[] = [];
+  if (arch.vision) {
+    const [patches] = tape.op(0, "patch_embedding", [ids], [{ name: "embeddings.patches", size: hidden() }], { saves: [ids], groups: ["embeddings"] });
+    const [tokens] = tape.op(0, "class_token", [patches!], [{ name: "embeddings.tokens", size: hidden() }], { groups: ["embeddings"], passGradient: true });
+    x = tape.op(0, "positions", [tokens!], [{ name: firstInputName, size: hidden() }], { groups: ["embeddings"], passGradient: true })[0]!;
+  } else {
+    const tied = arch.tieEmbeddings && arch.head === "lm" && shape.lora === undefined;
+    // Frozen embeddings (a LoRA model's) need no gradient: backward stops at the first layer's input.
+    const trains = shape.lora === undefined;
+    const vocabRows = Math.ceil(arch.vocabSize / shape.tp);
+    const [words] = tape.op(0, "word_embeddings", [ids], [{ name: "embeddings.words", size: hidden(), requiresGrad: trains }], {
+      saves: [ids],
+      groups: ["embeddings"],
+      // embedding_dense_backward makes a dense gradient of the table; tied to the LM head, whose
+      // backward made the table's gradient first, it is added in place through this temporary.
+      backwardTemporaries: tied ? [{ name: "embeddings.words.grad_contribution", size: fixed(vocabRows * h * shape.weightBytes) }] : [],
+    });
+    let sum = words!;
+    if (arch.fusedQkv) embeddingLocals.push(words!);
+    if (arch.tokenTypes > 0) {
+      const [types] = tape.op(0, "token_type_embeddings", [ids], [{ name: "embeddings.token_types", size: hidden(), requiresGrad: trains }], { groups: ["embeddings"] });
+      sum = tape.op(0, "add_token_types", [sum, types!], [{ name: arch.embeddingNorm ? "embeddings.norm.input" : "embeddings.sum", size: hidden() }], { passGradient: true })[0]!;
+    }
+    if (arch.positions === "learned") {
+      // position_ids = arange(s), int64, which the lookup's backward keeps.
+      const [positionIds] = tape.op(0, "position_ids", [], [{ name: "embeddings.position_ids", size: fixed(8 * s), requiresGrad: false }]);
+      const [positions] = tape.op(0, "position_embeddings", [positionIds!], [{ name: "embeddings.positions", size: fixed(e * s * h), requiresGrad: trains }], { groups: ["embeddings"], saves: [positionIds!] });
+      if (arch.fusedQkv) embeddingLocals.push(positions!);
+      sum = arch.tokenTypes > 0
+        ? tape.inPlace(0, "add_positions", sum, [positions!], { passGradient: true })
+        : tape.op(0, "add_positions", [sum, positions!], [{ name: arch.embeddingNorm ? "embeddings.norm.input" : "embeddings.sum", size: hidden() }], { passGradient: true })[0]!;
+    }
+    if (arch.embeddingNorm) sum = norm(0, "embeddings.norm", sum, arch.dropout > 0 ? "embeddings.norm.output" : firstInputName, "embeddings");
+    x = arch.dropout > 0 ? dropout(0, "embeddings", sum, hidden(), firstInputName, arch.dropout, replicated(s * h)) : sum;
+  }
+
+  for (let i = 0; i < arch.layers; i++) {
+    const next = i + 1 < arch.layers ? (arch.postNorm ? `layers.${i + 1}.attention.input` : `layers.${i + 1}.norm1.input`) : arch.finalNorm ? "head.norm.input" : "head.input";
+    x = (arch.postNorm ? postNormLayer : preNormLayer)(tape, shape, setup, i, x, next, { norm, dropout, split, replicated, hidden, heldKv });
+  }
+
+  // The head (stage L + 1) and the loss.
+  const head = arch.layers + 1;
+  if (arch.finalNorm) x = norm(head, "head.norm", x, "head.input", "head");
+  if (embeddingLocals.length > 0) tape.hold(...embeddingLocals);
+  const labels = arch.head === "lm" ? ids : tape.input("inputs.labels", perSample(8));
+  const crossEntropy = (logits: number, rows: number, classes: number) => {
+    // log_softmax saves its fp32 output; nll_loss the labels (an input). Under amp the logits are
+    // upcast to fp32 first (autocast runs log_softmax in fp32).
+    let input = logits;
+    if (e !== 4) input = tape.op(loss, "upcast", [logits], [{ name: "loss.logits_fp32", size: perSample(4 * rows * classes) }])[0]!;
+    const [logSoftmax] = tape.op(loss, "log_softmax", [input], [{ name: "loss.log_softmax", size: perSample(4 * rows * classes) }]);
+    tape.ops.at(-1)!.saves.push(logSoftmax!);
+    // nll_loss returns the loss and its total weight (a scalar it saves).
+    const [, totalWeight] = tape.op(loss, "nll_loss", [logSoftmax!, labels], [
+      { name: "loss.value", size: fixed(4) },
+      { name: "loss.total_weight", size: fixed(4), requiresGrad: false },
+    ]);
+    tape.ops.at(-1)!.saves.push(labels, totalWeight!);
+  };
+  const vocab = Math.ceil(arch.vocabSize / shape.tp);
+  switch (arch.head) {
+    case "lm": {
+      // A frozen head (a LoRA model's) keeps no input: only the gradient to x is needed.
+      const [logits] = tape.op(head, "lm_head", [x], [{ name: "head.logits", size: perSample(e * s * vocab), heldToLoss: true }], {
+        saves: shape.lora === undefined ? [x] : [],
+        groups: [arch.tieEmbeddings ? "embeddings" : "head"],
+      });
+      // Hugging Face shifts the logits and the labels by one token with copies, kept until the model returns.
+      const [shifted] = tape.views(loss, "shift_logits", logits!, [perSample(e * (s - 1) * vocab)]);
+      const [copy] = tape.op(loss, "shift_logits_copy", [shifted!], [{ name: "loss.shift_logits", size: perSample(e * (s - 1) * vocab), heldToLoss: true }], { passGradient: true });
+      tape.op(loss, "shift_labels_copy", [], [{ name: "loss.shift_labels", size: perSample(8 * (s - 1)), requiresGrad: false, heldToLoss: true }]);
+      crossEntropy(copy!, s - 1, vocab);
+      break;
+    }
+    case "pooler":
+    case "classifier": {
+      // A view of the first token, `hidden_states[:, 0]` (a slice, then a select): the linear saves
+      // it, keeping the whole last hidden state; each view's backward makes a full-size gradient.
+      const [sliced] = tape.views(head, "slice", x, [hidden()]);
+      const [first] = tape.views(head, "first_token", sliced!, [perSample(e * h)]);
+      let out = first!;
+      if (arch.head === "pooler") {
+        out = tape.op(head, "pooler", [out], [{ name: "head.pooler.output", size: perSample(e * h) }], { saves: [out], groups: ["head"] })[0]!;
+        const [tanh] = tape.op(head, "tanh", [out], [{ name: "head.pooler.tanh", size: perSample(e * h) }], { groups: ["head"] });
+        tape.ops.at(-1)!.saves.push(tanh!);
+        out = tanh!;
+      }
+      if (arch.classes > 0) {
+        if (arch.head === "pooler") out = dropout(head, "head", out, perSample(e * h), "head.classifier.input", arch.dropout, perSample(h));
+        const [logits] = tape.op(head, "classifier", [out], [{ name: "head.logits", size: perSample(e * arch.classes) }], { saves: [out], groups: ["head"] });
+        crossEntropy(logits!, 1, arch.classes);
+      } else {
+        tape.op(loss, "sum", [out], [{ name: "loss.value", size: fixed(4) }]);
+      }
+      break;
+    }
+    case "none":
+      tape.op(loss, "sum", [x], [{ name: "loss.value", size: fixed(4) }]);
+      break;
+  }
+  return tape;
+}
+
+/** An output a linear layer makes: its name and size, and where it goes (category, held by the model's outputs). */
+interface LinearOutput {
+  name: string;
+  size: Size;
+  category?: "activations" | "workspace" | "kvCache";
+  heldToLoss?: boolean;
+}
+
+/**
+ * A linear layer of layer `p` (its name in layerLinears: q, k, v, qkv, o, up, gate, down, …). It
+ * saves its input when its weight trains, or when an adapter on it does (a frozen matrix needs no
+ * input for the gradient it passes back). With a LoRA adapter (PEFT: `result = base(x) +
+ * lora_B(lora_A(x)) * scaling`, no dropout by default) A saves x, B saves A's r-wide output, and
+ * B's output and its scaled copy are temporaries added to the frozen output.
+ */
+function linearOp(tape: TrainingTape, shape: Shape, stage: number, p: string, name: string, opName: string, input: number, output: LinearOutput): number {
+  const adapter = shape.lora ? adaptedLinears(shape.arch, shape.lora).find((l) => l.name === name) : undefined;
+  const keeps = shape.lora === undefined || adapter !== undefined;
+  if (adapter === undefined) {
+    return tape.op(stage, opName, [input], [output], { saves: keeps ? [input] : [], groups: [p], trains: shape.lora === undefined })[0]!;
+  }
+  const [base] = tape.op(stage, opName, [input], [{ name: `${p}.lora.${name}.base_output`, size: output.size }], { groups: [p], trains: false });
+  const r = shape.lora!.rank * adapter.copies;
+  const [a] = tape.op(stage, `lora.${name}.a`, [input], [{ name: `${p}.lora.${name}.a_output`, size: perSample(shape.e * shape.s * r) }], { saves: [input], groups: [p] });
+  const [b] = tape.op(stage, `lora.${name}.b`, [a!], [{ name: `${p}.lora.${name}.b_output`, size: output.size }], { saves: [a!], groups: [p] });
+  const [scaled] = tape.op(stage, `lora.${name}.scale`, [b!], [{ name: `${p}.lora.${name}.scaled`, size: output.size }]);
+  return tape.op(stage, `lora.${name}.add`, [base!, scaled!], [output], { passGradient: true })[0]!;
+}
+
+interface LayerHelpers {
+  norm: (stage: number, prefix: string, input: number, outputName: string, group: string) => number;
+  dropout: (stage: number, prefix: string, input: number, size: Size, outputName: string, p: number, maskSize: Size) => number;
+  split: (bytes: number) => Size;
+  replicated: (bytes: number) => Size;
+  hidden: () => Size;
+  heldKv: boolean;
+}
+
+/**
+ * Self-attention from the projections' input to the output projection's input (`attention.output`).
+ * Returns the value the output projection reads.
+ */
+function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage: number, p: string, input: number, help: LayerHelpers): number {
+  const { arch, s, e } = shape;
+  const d = arch.headDim;
+  const q = e * s * shape.heads * d;
+  const kv = e * s * shape.kvHeads * d;
+  const scores = e * shape.heads * s * s;
+  const flash = shape.attention === "flash";
+  const cache = help.heldKv ? "kvCache" : "workspace";
+  let query: number;
+  let key: number;
+  let value: number;
+  if (arch.fusedQkv) {
+    // One projection (GPT-2's c_attn) and views of its output: the KV cache holds the whole storage.
+    const qkv = linearOp(tape, shape, stage, p, "qkv", "attention.qkv", input, { name: `${p}.attention.qkv`, size: help.split(q + 2 * kv), category: flash ? "activations" : cache, heldToLoss: help.heldKv });
+    [query, key, value] = tape.views(stage, "attention.split", qkv, [help.split(q), help.split(kv), help.split(kv)]) as [number, number, number];
+  } else {
+    // Flash attention saves the projections' outputs (named as what they are: query, key, value);
+    // eager attention saves copies of them, and the projections' outputs are transients.
+    // With Q/K norms (Qwen3, Gemma 3) the projections are the norms' saved inputs.
+    const projection = (linear: string, name: string, bytes: number, held: boolean) => {
+      const normed = arch.qkNorm && name !== "value";
+      const saved = normed ? `${name}_norm_input` : flash ? name : `${name}_proj`;
+      const category = normed || flash ? "activations" : held ? cache : "workspace";
+      return linearOp(tape, shape, stage, p, linear, `attention.${name}_proj`, input, { name: `${p}.attention.${saved}`, size: help.split(bytes), category, heldToLoss: held });
+    };
+    query = projection("q", "query", q, false);
+    key = projection("k", "key", kv, help.heldKv);
+    value = projection("v", "value", kv, help.heldKv);
+    if (arch.qkNorm) {
+      const headNorm = (x: number, name: string, bytes: number) =>
+        tape.op(stage, `attention.${name}_norm`, [x], [{ name: `${p}.attention.${flash ? name : `${name}_normed`}`, size: help.split(bytes) }], { saves: [x], groups: [p] })[0]!;
+      query = headNorm(query, "query", q);
+      key = headNorm(key, "key", kv);
+    }
+  }
+  if (flash) {
+    const [out, lse] = tape.op(stage, "attention.sdpa", [query, key, value], [
+      { name: `${p}.attention.output`, size: help.split(q) },
+      { name: `${p}.attention.logsumexp`, size: help.split(4 * shape.heads * s), requiresGrad: false },
+    ]);
+    tape.ops.at(-1)!.saves.push(query, key, value, out!, lse!);
+    return out!;
+  }
+  // matmul copies the permuted heads into contiguous batches, and saves the copies.
+  const copy = (source: number, name: string, bytes: number) => tape.op(stage, `attention.${name}_copy`, [source], [{ name: `${p}.attention.${name}`, size: help.split(bytes) }], { passGradient: true })[0]!;
+  const qc = copy(query, "query", q);
+  const kc = copy(key, "key", kv);
+  const core = (name: string, inputs: number[], output: string, options: { saves?: "output" | "inputs"; passGradient?: boolean } = {}) => {
+    const [out] = tape.op(stage, `attention.${name}`, inputs, [{ name: `${p}.attention.${output}`, size: help.split(scores) }], { passGradient: options.passGradient ?? false });
+    if (options.saves === "output") tape.ops.at(-1)!.saves.push(out!);
+    if (options.saves === "inputs") tape.ops.at(-1)!.saves.push(...inputs);
+    return out!;
+  };
+  const raw = core("scores", [qc, kc], "scores", { saves: "inputs" });
+  const scaled = core("scale", [raw], "scaled_scores");
+  // GPT-2 masks with torch.where (its backward makes a new gradient); BERT and Llama add the mask.
+  const masked = core("mask", [scaled], "masked_scores", { passGradient: !arch.fusedQkv });
+  const probs = core("softmax", [masked], "softmax", { saves: "output" });
+  let weights = probs;
+  if (arch.attentionDropout > 0) {
+    weights = help.dropout(stage, `${p}.attention`, probs, help.split(scores), `${p}.attention.dropout_output`, arch.attentionDropout, help.split(shape.heads * s * s));
+  }
+  const vc = copy(value, "value", kv);
+  const [context] = tape.op(stage, "attention.context", [weights, vc], [{ name: `${p}.attention.context`, size: help.split(q) }], { saves: [weights, vc] });
+  // The heads merged back: permute(...).contiguous(), a copy the output projection saves.
+  const merged = tape.op(stage, "attention.merge_heads", [context!], [{ name: `${p}.attention.output`, size: help.split(q) }], { passGradient: true })[0]!;
+  // BERT's BertSelfAttention.forward keeps its locals (the three projections, the masked scores
+  // `attention_scores`) until it returns the merged heads (modeling_bert.py).
+  if (arch.postNorm) tape.hold(query, key, value, masked);
+  return merged;
+}
+
+/** The feed-forward network from its input to the down projection's output. */
+function mlp(tape: TrainingTape, shape: Shape, stage: number, p: string, input: number, help: LayerHelpers): number {
+  const { arch, s, e } = shape;
+  const f = help.split(e * s * shape.ffn);
+  const linear = (layerLinear: string, name: string, from: number, output: string, size: Size) => linearOp(tape, shape, stage, p, layerLinear, `mlp.${name}`, from, { name: `${p}.mlp.${output}`, size });
+  const elementwise = (name: string, inputs: number[], output: string, saves: number[] | "output" = [], passGradient = false) => {
+    const [out] = tape.op(stage, `mlp.${name}`, inputs, [{ name: `${p}.mlp.${output}`, size: f }], { passGradient });
+    tape.ops.at(-1)!.saves.push(...(saves === "output" ? [out!] : saves));
+    return out!;
+  };
+  if (arch.experts) return moe(tape, shape, stage, p, input, help);
+  let down: number;
+  if (arch.ffn === "gated") {
+    // down(act(gate(x)) * up(x)): act saves its input, the product both factors, down its input.
+    let gate: number;
+    let up: number;
+    if (arch.fusedGateUp) {
+      // Phi-3's gate_up_proj: one matrix, its output chunked into gate and up (views of one storage).
+      const both = linear("gate_up", "gate_up_proj", input, "gate_up", help.split(2 * e * s * shape.ffn));
+      [gate, up] = tape.views(stage, "mlp.chunk", both, [f, f]) as [number, number];
+    } else {
+      gate = linear("gate", "gate_proj", input, "gate", f);
+      up = -1;
+    }
+    const act = elementwise("act", [gate], "act_output", [gate]);
+    if (!arch.fusedGateUp) up = linear("up", "up_proj", input, "up", f);
+    down = elementwise("product", [act, up], "down_input", [act, up]);
+  } else if (arch.activation === "gelu_new") {
+    // 0.5 * u * (1.0 + tanh(sqrt(2/π) * (u + 0.044715 * u³))), op by op as Python evaluates it.
+    const u = linear("up", "fc", input, "act_input", f);
+    const half = elementwise("gelu.half", [u], "gelu_half");
+    const cube = elementwise("gelu.cube", [u], "gelu_cube", [u]);
+    const scaledCube = elementwise("gelu.scale_cube", [cube], "gelu_scaled_cube");
+    const inner = elementwise("gelu.add", [u, scaledCube], "gelu_inner", [], true);
+    const scaledInner = elementwise("gelu.scale_inner", [inner], "gelu_scaled_inner");
+    const tanh = elementwise("gelu.tanh", [scaledInner], "gelu_tanh", "output");
+    const onePlus = elementwise("gelu.one_plus", [tanh], "gelu_one_plus_tanh", [], true);
+    down = elementwise("gelu.product", [half, onePlus], "down_input", [half, onePlus]);
+  } else {
+    const u = linear("up", "fc", input, "act_input", f);
+    down = elementwise("act", [u], "down_input", [u]);
+  }
+  return linearOp(tape, shape, stage, p, "down", "mlp.down_proj", down, { name: `${p}.${arch.sandwichNorms ? "norm_post_mlp.input" : "mlp.output"}`, size: help.hidden() });
+}
+
+/** GPT-2, Llama, ViT: x + attn(norm1(x)), then + mlp(norm2(·)). */
+function preNormLayer(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, i: number, x: number, next: string, help: LayerHelpers): number {
+  const { arch, s } = shape;
+  const h = arch.hiddenSize;
+  const stage = i + 1;
+  const p = `layers.${i}`;
+  const n1 = help.norm(stage, `${p}.norm1`, x, `${p}.attention.input`, p);
+  const merged = attention(tape, shape, setup, stage, p, n1, help);
+  let projected = linearOp(tape, shape, stage, p, "o", "attention.out_proj", merged, { name: `${p}.${arch.sandwichNorms ? "norm_post_attention.input" : "attention.projected"}`, size: help.hidden() });
+  // Gemma 2/3 normalize the attention's and the FFN's outputs too (post_attention_layernorm, post_feedforward_layernorm).
+  if (arch.sandwichNorms) projected = help.norm(stage, `${p}.norm_post_attention`, projected, `${p}.attention.normalized`, p);
+  const attended = help.dropout(stage, `${p}.attention.residual`, projected, help.hidden(), `${p}.attention.residual_output`, arch.dropout, help.replicated(s * h));
+  const [x2] = tape.op(stage, "attention.residual", [attended, x], [{ name: `${p}.norm2.input`, size: help.hidden() }], { passGradient: true });
+  const n2 = help.norm(stage, `${p}.norm2`, x2!, `${p}.mlp.input`, p);
+  let out = mlp(tape, shape, stage, p, n2, help);
+  if (arch.sandwichNorms) out = help.norm(stage, `${p}.norm_post_mlp`, out, `${p}.mlp.normalized`, p);
+  const dropped = help.dropout(stage, `${p}.mlp.residual`, out, help.hidden(), `${p}.mlp.residual_output`, arch.dropout, help.replicated(s * h));
+  const output = tape.op(stage, "mlp.residual", [dropped, x2!], [{ name: next, size: help.hidden() }], { passGradient: true })[0]!;
+  // GPT2Block.forward keeps `attn_output` (the attention's dropout output) until it returns (modeling_gpt2.py).
+  if (arch.fusedQkv) tape.hold(attended);
+  return output;
+}
+
+/** BERT: norm1(x + attn(x)), then norm2(· + mlp(·)). */
+function postNormLayer(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, i: number, x: number, next: string, help: LayerHelpers): number {
+  const { arch, s } = shape;
+  const h = arch.hiddenSize;
+  const stage = i + 1;
+  const p = `layers.${i}`;
+  const merged = attention(tape, shape, setup, stage, p, x, help);
+  const projected = linearOp(tape, shape, stage, p, "o", "attention.out_proj", merged, { name: `${p}.attention.projected`, size: help.hidden() });
+  const attended = help.dropout(stage, `${p}.attention.residual`, projected, help.hidden(), `${p}.attention.residual_output`, arch.dropout, help.replicated(s * h));
+  const [sum1] = tape.op(stage, "attention.residual", [attended, x], [{ name: `${p}.norm1.input`, size: help.hidden() }], { passGradient: true });
+  const y = help.norm(stage, `${p}.norm1`, sum1!, `${p}.mlp.input`, p);
+  // BertSelfOutput.forward: `hidden_states = self.LayerNorm(hidden_states + input_tensor)` keeps the
+  // dropout's output (the old hidden_states) until the norm returns.
+  tape.hold(attended);
+  const out = mlp(tape, shape, stage, p, y, help);
+  const dropped = help.dropout(stage, `${p}.mlp.residual`, out, help.hidden(), `${p}.mlp.residual_output`, arch.dropout, help.replicated(s * h));
+  const [sum2] = tape.op(stage, "mlp.residual", [dropped, y], [{ name: `${p}.norm2.input`, size: help.hidden() }], { passGradient: true });
+  const layerOutput = help.norm(stage, `${p}.norm2`, sum2!, next, p);
+  tape.hold(dropped); // BertOutput.forward, likewise
+  return layerOutput;
+}
+
+/**
+ * A mixture of experts in place of the FFN, as Hugging Face's MixtralSparseMoeBlock runs it (the
+ * names and sizes of src/plan/moe.ts): the router (its logits returned with the outputs), the
+ * fp32 softmax it saves, top-k's int64 indices and the routing weights; the routed tokens gathered
+ * (saved by the experts' gate and up projections when they train), each expert's SwiGLU on its
+ * share (`C × k × s` token slots in all), its output weighted by the routing weight (which saves
+ * both when the router trains), and the weighted outputs added into the layer's output.
+ */
+function moe(tape: TrainingTape, shape: Shape, stage: number, p: string, input: number, help: LayerHelpers): number {
+  const { arch, s, e } = shape;
+  const h = arch.hiddenSize;
+  const experts = arch.experts!;
+  const routed = routedTokens(arch, s, shape.capacityFactor);
+  const trains = {
+    router: shape.lora === undefined,
+    gateUp: savesInputOf(arch, shape.lora, "gate") || savesInputOf(arch, shape.lora, "up"),
+    down: savesInputOf(arch, shape.lora, "down"),
+  };
+  const routedHidden = perSample(e * routed * h);
+  const routedFfn = help.split(e * routed * shape.ffn);
+  const [logits] = tape.op(stage, "moe.router", [input], [{ name: `${p}.moe.router_logits`, size: help.replicated(e * s * experts.count), heldToLoss: true }], {
+    saves: trains.router ? [input] : [],
+    groups: [p],
+    trains: trains.router,
+  });
+  const [probs] = tape.op(stage, "moe.softmax", [logits!], [{ name: `${p}.moe.routing_probs_fp32`, size: help.replicated(4 * s * experts.count) }]);
+  tape.ops.at(-1)!.saves.push(probs!);
+  const [weights, indices] = tape.op(stage, "moe.topk", [probs!], [
+    { name: `${p}.moe.routing_weights`, size: help.replicated(4 * s * experts.perToken) },
+    { name: `${p}.moe.expert_indices`, size: help.replicated(8 * s * experts.perToken), requiresGrad: false },
+  ]);
+  tape.ops.at(-1)!.saves.push(indices!);
+  const [gathered] = tape.op(stage, "moe.gather", [input], [{ name: `${p}.moe.expert_inputs`, size: routedHidden }]);
+  const expertLinear = (name: string, from: number, output: string, size: Size, keeps: boolean) =>
+    tape.op(stage, `moe.experts.${name}`, [from], [{ name: `${p}.moe.${output}`, size }], { saves: keeps ? [from] : [], groups: [p], trains: shape.lora === undefined })[0]!;
+  const gate = expertLinear("gate_proj", gathered!, "experts.gate", routedFfn, trains.gateUp);
+  const [act] = tape.op(stage, "moe.experts.act", [gate], [{ name: `${p}.moe.experts.act_output`, size: routedFfn }], { saves: [gate] });
+  const up = expertLinear("up_proj", gathered!, "experts.up", routedFfn, trains.gateUp);
+  const [product] = tape.op(stage, "moe.experts.product", [act!, up], [{ name: `${p}.moe.experts.down_input`, size: routedFfn }], { saves: [act!, up] });
+  const out = expertLinear("down_proj", product!, "expert_outputs", routedHidden, trains.down);
+  const [weighted] = tape.op(stage, "moe.weight", [out, weights!], [{ name: `${p}.moe.weighted_outputs`, size: routedHidden }], { saves: trains.router ? [out, weights!] : [weights!] });
+  return tape.op(stage, "moe.combine", [weighted!], [{ name: `${p}.mlp.output`, size: help.hidden() }])[0]!;
+}
