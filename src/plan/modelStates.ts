@@ -97,7 +97,8 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
     const n = parametersPerRank(group, setup.tp);
     largestGroup = Math.max(largestGroup, n);
     const groupShards = shardsOf(setup, group);
-    const perTensor = setup.tp === 1 && group.weightBytes === undefined;
+    // Expert parallelism shards a group by experts, not by its tensors: it stays one allocation.
+    const perTensor = setup.tp === 1 && group.weightBytes === undefined && !group.experts;
     if (!offload.params) tensors.push(...stateTensors(group, "weights", "parameters", weight, shardBytes(weightBytesPerRank(group, n, weight), groupShards.parameters), perTensor && groupShards.parameters === 1));
     if (!group.frozen) largestTrainable = Math.max(largestTrainable, n);
     if (!training || offload.optimizer || group.frozen) continue;
@@ -118,7 +119,7 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
     const trainable = groups.filter((g) => !g.frozen);
     // Each group's share on this rank (experts are partitioned over their own data-parallel ranks).
     const total = trainable.reduce((sum, g) => sum + shardBytes(parametersPerRank(g, setup.tp), shardsOf(setup, g).optimizerStates), 0);
-    const perTensor = setup.tp === 1 && shards.optimizerStates === 1 && trainable.every((g) => g.tensors !== undefined);
+    const perTensor = setup.tp === 1 && shards.optimizerStates === 1 && trainable.every((g) => g.tensors !== undefined && !g.experts);
     const during = { firstPhase: step.phases.optimizerStep, lastPhase: step.phases.optimizerStep };
     for (const t of optimizerTemporaries(setup.optimizer, setup.optimizerImpl, stateBytes)) {
       if (perTensor && t.bytesPerParameter > 0) {

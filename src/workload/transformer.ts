@@ -112,6 +112,32 @@ export interface ParameterGroup {
   stage?: string;
   /** A mixture of experts' FFNs: expert parallelism (`--ep`) shards them. */
   experts?: boolean;
+  /** Elements of each of its parameter tensors (weight, bias, norm), summing to `count`. */
+  tensors?: number[];
+}
+
+/** A norm's tensors: LayerNorm's weight and bias, RMSNorm's weight. */
+function normTensors(arch: TransformerArchitecture, width = arch.hiddenSize): number[] {
+  return arch.norm === "layernorm" ? [width, width] : [width];
+}
+
+/** A layer's parameter tensors outside its experts, in module order (norms, projections, router). */
+function layerTensors(arch: TransformerArchitecture, experts: boolean): number[] {
+  const tensors: number[] = [];
+  if (!experts) {
+    for (let i = 0; i < (arch.sandwichNorms ? 4 : 2); i++) tensors.push(...normTensors(arch));
+    if (arch.qkNorm) tensors.push(arch.headDim, arch.headDim);
+    if (arch.experts) tensors.push(arch.hiddenSize * arch.experts.count);
+  }
+  for (const linear of layerLinears(arch).filter((l) => l.expert === experts)) {
+    for (let c = 0; c < linear.copies; c++) tensors.push(linear.inFeatures * linear.outFeatures, ...(linear.bias ? [linear.outFeatures] : []));
+  }
+  return tensors;
+}
+
+/** `tensors` when they account for the group's count exactly (else the group stays one allocation). */
+function withTensors<T extends { count: number }>(group: T, tensors: number[]): T & { tensors?: number[] } {
+  return tensors.reduce((a, b) => a + b, 0) === group.count ? { ...group, tensors } : group;
 }
 
 function normParameters(arch: TransformerArchitecture): number {
@@ -212,12 +238,17 @@ export function transformerParameterGroups(arch: TransformerArchitecture): Param
     embeddings = { name: "embeddings", count: words + positions + arch.tokenTypes * h, tensorParallelCount: words };
   }
   if (arch.embeddingNorm) embeddings.count += normParameters(arch);
-  groups.push(embeddings);
+  const embeddingTensors = arch.vision
+    ? [arch.vision.channels * arch.vision.patchSize ** 2 * h, h, h, visionTokens(arch.vision, arch.vision.imageSize) * h]
+    : [arch.vocabSize * h, ...(arch.positions === "learned" ? [arch.maxPositions * h] : []), ...(arch.tokenTypes > 0 ? [arch.tokenTypes * h] : [])];
+  groups.push(withTensors(embeddings, [...embeddingTensors, ...(arch.embeddingNorm ? normTensors(arch) : [])]));
 
   const layer = layerParameters(arch);
+  const shared = layerTensors(arch, false);
+  const expertTensors = layerTensors(arch, true);
   for (let i = 0; i < arch.layers; i++) {
-    groups.push({ name: `layers.${i}`, ...layer.shared });
-    if (layer.experts.count > 0) groups.push({ name: `layers.${i}.experts`, ...layer.experts, stage: `layers.${i}`, experts: true });
+    groups.push(withTensors({ name: `layers.${i}`, ...layer.shared }, shared));
+    if (layer.experts.count > 0) groups.push(withTensors({ name: `layers.${i}.experts`, ...layer.experts, stage: `layers.${i}`, experts: true }, expertTensors));
   }
 
   const head: ParameterGroup = { name: "head", count: arch.finalNorm ? normParameters(arch) : 0, tensorParallelCount: 0 };
@@ -237,7 +268,13 @@ export function transformerParameterGroups(arch: TransformerArchitecture): Param
     case "none":
       break;
   }
-  if (head.count > 0) groups.push(head);
+  const headTensors = [
+    ...(arch.finalNorm ? normTensors(arch) : []),
+    ...(arch.head === "lm" && !arch.tieEmbeddings ? [arch.vocabSize * h] : []),
+    ...(arch.head === "pooler" ? [h * h, h] : []),
+    ...((arch.head === "pooler" || arch.head === "classifier") && arch.classes > 0 ? [h * arch.classes, arch.classes] : []),
+  ];
+  if (head.count > 0) groups.push(withTensors(head, headTensors));
   return groups;
 }
 
