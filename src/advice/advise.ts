@@ -7,6 +7,7 @@ import { resolveSetup, type RunSetup } from "../plan/setup.js";
 import { validateAdviceRequest } from "../validate.js";
 import { hasAttention, type Workload } from "../workload/workload.js";
 import { COSTS, plural, type AdviceKind, type Cost } from "./costs.js";
+import { checkpoint } from "../checkpoint.js";
 import { GPU_COUNTS, TP_DEGREES, firstPassing, measureAnalytic, planner, type Budget } from "./scaleOut.js";
 
 /** One way to make the workload fit (an element of `advice` in `check --json` and `batch --json`). */
@@ -113,6 +114,7 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
   const limit = request.limit ?? DEFAULT_ADVICE_LIMIT;
 
   const analytic = async (candidateSetup: RunSetup, on: Budget = target) => {
+    await checkpoint(request.signal); // before building: a deep model's plan takes a while
     const p = plan(candidateSetup);
     return p === undefined ? undefined : { plan: p, ...(await measureAnalytic(p, on, targetBatch, request.signal)) };
   };
@@ -283,7 +285,10 @@ async function singleChanges(request: AdviceRequest, reaches: (setup: RunSetup) 
     const degrees = TP_DEGREES.filter((t) => t > s.tp && t % s.tp === 0);
     const valid: number[] = [];
     const planOf = planner(workload);
-    for (const t of degrees) if (planOf({ ...setup, tp: t }) !== undefined) valid.push(t);
+    for (const t of degrees) {
+      await checkpoint(request.signal); // a deep model's plan takes a while to build
+      if (planOf({ ...setup, tp: t }) !== undefined) valid.push(t);
+    }
     if (valid.length > 0) {
       const t = (await firstPassing(valid, (tp) => reaches({ ...setup, tp }))) ?? valid[valid.length - 1]!;
       add("tp", `--tp ${t}`, { tp: t }, COSTS.tp(t), t * s.gpus);

@@ -46,7 +46,8 @@ export interface Budget {
  */
 export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: number, signal?: AbortSignal): Promise<{ batchSize: number; bytesAtBatch: number }> {
   await checkpoint(signal);
-  const { batchSize } = await analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch);
+  const { batchSize } = await analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch, signal);
+  await checkpoint(signal); // each replay of a deep model's step takes a while
   return { batchSize, bytesAtBatch: plannedBytes(plan, batch, budget.allocator) };
 }
 

@@ -24,10 +24,12 @@ export function analyticMaxBatch(
   budgetBytes: number,
   allocator: AllocatorModel,
   maxBatch?: number,
+  signal?: AbortSignal,
 ): Promise<SearchResult> {
   const seed = affineEstimate(plan, budgetBytes, allocator);
   return searchMaxBatch(analyticFits(plan, budgetBytes, allocator), {
     seed,
     ...(maxBatch !== undefined && { maxBatch }),
+    ...(signal !== undefined && { signal }),
   });
 }

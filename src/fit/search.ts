@@ -1,4 +1,5 @@
 // The seeded search for the largest batch size b with fits(b) && !fits(b + 1).
+import { checkpoint } from "../checkpoint.js";
 import { validateSearch } from "../validate.js";
 
 /** Whether a batch size fits. Must be monotone: if b fits, every smaller batch fits. */
@@ -35,7 +36,8 @@ export async function searchMaxBatch(fits: FitsFunction, options: SearchOptions)
   const evaluate = async (batch: number): Promise<boolean> => {
     const cached = known.get(batch);
     if (cached !== undefined) return cached;
-    options.signal?.throwIfAborted();
+    // A deep model's evaluation replays tens of thousands of allocations: give a signal its turn.
+    await checkpoint(options.signal);
     const result = await fits(batch);
     known.set(batch, result);
     trace.push({ batch, fits: result });

@@ -164,19 +164,44 @@ export type AllocationEvent = { kind: "alloc"; tensor: number; bytes: number } |
  * of the step are never freed. Empty tensors are left out. `tensor` indexes `plan.tensors`.
  */
 export function allocationEvents(plan: MemoryPlan, batch: number): AllocationEvent[] {
+  // Bucketed by phase with counting sorts (a deep model's plan has tens of thousands of tensors).
   const phases = phasesOf(plan).length;
-  const starting: number[][] = Array.from({ length: phases }, () => []);
-  const ending: number[][] = Array.from({ length: phases }, () => []);
-  plan.tensors.forEach((t, i) => {
-    if (tensorBytes(t, batch) <= 0) return;
-    const [first, last] = liveRange(plan, t);
-    starting[first]!.push(i);
-    if (last < phases - 1) ending[last]!.push(i);
-  });
+  const n = plan.tensors.length;
+  const startCount = new Int32Array(phases + 1);
+  const endCount = new Int32Array(phases + 1);
+  const first = new Int32Array(n);
+  const last = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const t = plan.tensors[i]!;
+    if (t.fixedBytes + t.perSampleBytes * batch <= 0) {
+      first[i] = -1;
+      continue;
+    }
+    first[i] = t.firstPhase ?? 0;
+    last[i] = t.lastPhase ?? phases - 1;
+    startCount[first[i]! + 1]! += 1;
+    if (last[i]! < phases - 1) endCount[last[i]! + 1]! += 1;
+  }
+  for (let p = 0; p < phases; p++) {
+    startCount[p + 1]! += startCount[p]!;
+    endCount[p + 1]! += endCount[p]!;
+  }
+  const starting = new Int32Array(startCount[phases]!);
+  const ending = new Int32Array(endCount[phases]!);
+  const startAt = startCount.slice();
+  const endAt = endCount.slice();
+  for (let i = 0; i < n; i++) {
+    if (first[i]! < 0) continue;
+    starting[startAt[first[i]!]!++] = i;
+    if (last[i]! < phases - 1) ending[endAt[last[i]!]!++] = i;
+  }
   const events: AllocationEvent[] = [];
   for (let phase = 0; phase < phases; phase++) {
-    if (phase > 0) for (const i of [...ending[phase - 1]!].reverse()) events.push({ kind: "free", tensor: i });
-    for (const i of starting[phase]!) events.push({ kind: "alloc", tensor: i, bytes: tensorBytes(plan.tensors[i]!, batch) });
+    if (phase > 0) for (let k = endCount[phase]! - 1; k >= endCount[phase - 1]!; k--) events.push({ kind: "free", tensor: ending[k]! });
+    for (let k = startCount[phase]!; k < startCount[phase + 1]!; k++) {
+      const i = starting[k]!;
+      events.push({ kind: "alloc", tensor: i, bytes: tensorBytes(plan.tensors[i]!, batch) });
+    }
   }
   return events;
 }

@@ -33,8 +33,8 @@ export interface StateGroup {
   weightBytes?: number;
   /**
    * Elements of each parameter tensor (summing to `count`), when known: torch.optim allocates
-   * gradients, states and temporaries per tensor, each rounded by the allocator on its own, so
-   * without ZeRO, tensor parallelism or quantization the group's states are planned per tensor.
+   * gradients, states and temporaries per tensor, each rounded by the allocator on its own, so a
+   * training step without ZeRO, tensor parallelism or quantization plans the group's states per tensor.
    */
   tensors?: number[];
 }
@@ -98,7 +98,7 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
     largestGroup = Math.max(largestGroup, n);
     const groupShards = shardsOf(setup, group);
     // Expert parallelism shards a group by experts, not by its tensors: it stays one allocation.
-    const perTensor = setup.tp === 1 && group.weightBytes === undefined && !group.experts;
+    const perTensor = step !== undefined && setup.tp === 1 && group.weightBytes === undefined && !group.experts;
     if (!offload.params) tensors.push(...stateTensors(group, "weights", "parameters", weight, shardBytes(weightBytesPerRank(group, n, weight), groupShards.parameters), perTensor && groupShards.parameters === 1));
     if (!group.frozen) largestTrainable = Math.max(largestTrainable, n);
     if (!training || offload.optimizer || group.frozen) continue;
@@ -117,8 +117,6 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
     const stateBytes = states.find((x) => x.name !== "master")?.bytesPerParameter ?? weight;
     // Over what the optimizer steps: trainable parameters only (a LoRA model's adapters).
     const trainable = groups.filter((g) => !g.frozen);
-    // Each group's share on this rank (experts are partitioned over their own data-parallel ranks).
-    const total = trainable.reduce((sum, g) => sum + shardBytes(parametersPerRank(g, setup.tp), shardsOf(setup, g).optimizerStates), 0);
     const perTensor = setup.tp === 1 && shards.optimizerStates === 1 && trainable.every((g) => g.tensors !== undefined && !g.experts);
     const during = { firstPhase: step.phases.optimizerStep, lastPhase: step.phases.optimizerStep };
     for (const t of optimizerTemporaries(setup.optimizer, setup.optimizerImpl, stateBytes)) {
@@ -126,7 +124,12 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
         // foreach: one new tensor per parameter tensor.
         trainable.forEach((g) => g.tensors!.forEach((elements, i) => tensors.push({ ...fixed(`${t.name}.${g.name}.${i}`, "workspace", elements * t.bytesPerParameter), ...during })));
       } else if (t.bytesPerParameter > 0) {
-        tensors.push({ ...fixed(t.name, "workspace", total * t.bytesPerParameter), ...during });
+        // One per group (a layer's tensors together): the sizes the caching allocator sees, at the cost of
+        // a layer's rounding; a deep model's plan stays small enough to replay quickly.
+        for (const g of trainable) {
+          const bytes = shardBytes(parametersPerRank(g, setup.tp), shardsOf(setup, g).optimizerStates) * t.bytesPerParameter;
+          tensors.push({ ...fixed(`${t.name}.${g.name}`, "workspace", bytes), ...during });
+        }
       }
       if (t.bytesPerLargestElement > 0) {
         // single-tensor: the square root and the quotient of the largest tensor, two allocations.
