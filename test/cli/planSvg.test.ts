@@ -116,3 +116,18 @@ describe("vramfit plan --svg", () => {
     expect(result.json).not.toHaveProperty("target");
   });
 });
+
+describe("vramfit plan --timeline --svg", () => {
+  it("draws the step's phases, stacked by category, the peak marked where --json puts it; no target needed", async () => {
+    const file = join(dir, "timeline.svg");
+    const args = ["plan", "--model", "gpt2", "--precision", "fp32", "--optimizer", "adam", "--attention", "eager", "--batch", "8", "--timeline", "--svg", file];
+    const run = await runJson<{ peakPhase: string; timeline: { phase: string; bytes: number }[] }>(args, NO_DRIVER);
+    expect(run.status).toBe(0);
+    const svg = readFileSync(file, "utf8");
+    const peak = run.json.timeline.reduce((best, p) => (p.bytes > best.bytes ? p : best));
+    expect(svg).toContain(`<circle id="peak" data-phase="${run.json.peakPhase}" data-bytes="${peak.bytes}"`);
+    // One layer per category present, the forward, backward and optimizer sections labelled.
+    expect([...svg.matchAll(/<polygon class="layer" data-category="(\w+)"/g)].map((m) => m[1])).toEqual(["parameters", "optimizerStates", "gradients", "kvCache", "activations", "workspace"]);
+    expect(svg).toMatch(/>forward<\/text>[\s\S]*>backward<\/text>[\s\S]*>optimizer\.step<\/text>[\s\S]*>zero_grad<\/text>/);
+  });
+});
