@@ -523,12 +523,6 @@ export function validateSearch(fits: unknown, options: unknown): void {
   optionalFields("options", o, { maxBatch: (l, v) => void integer(l, v, 1, Number.MAX_SAFE_INTEGER), signal: abortSignal });
 }
 
-/** `formatBytes(bytes, digits)`. */
-export function validateFormatBytes(value: unknown, digits: unknown): void {
-  if (typeof value !== "number" || !Number.isFinite(value)) throw invalidArgument("bytes", shown(value), "a finite number");
-  integer("digits", digits, 0, 20);
-}
-
 /** `resolveWorkload(input)`: one object of the CLI's workload options. */
 export function validateWorkloadInput(value: unknown): void {
   const input = object("input", value);
