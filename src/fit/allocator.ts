@@ -1,5 +1,5 @@
 // How a plan becomes device memory: the driver allocations the job's allocator makes, plus the job's CUDA context.
-import { allocationEvents, type AllocationEvent, type MemoryPlan } from "../plan/memoryPlan.js";
+import { allocationTrace, type AllocationTrace, type MemoryPlan } from "../plan/memoryPlan.js";
 import { roundUp } from "../units.js";
 import { cachingAllocatorSegments } from "./cachingAllocator.js";
 import { expandableSegmentPages } from "./expandableSegments.js";
@@ -28,33 +28,25 @@ export interface AllocatorModel {
 }
 
 /** The raw model: the tensors live when their 2 MiB-rounded sum peaks, each one cuMemAlloc. */
-function rawAllocations(events: readonly AllocationEvent[]): number[] {
-  const live = new Map<number, number>();
+function rawAllocations({ order, bytes }: AllocationTrace): number[] {
+  const live = new Uint8Array(bytes.length);
   let held = 0;
   let peak = 0;
   let peakAt = -1;
-  events.forEach((event, i) => {
-    if (event.kind === "alloc") {
-      const bytes = roundUp(event.bytes, DRIVER_PAGE_BYTES);
-      live.set(event.tensor, bytes);
-      held += bytes;
-      if (held > peak) [peak, peakAt] = [held, i];
-    } else {
-      held -= live.get(event.tensor) ?? 0;
-      live.delete(event.tensor);
-    }
+  order.forEach((code, k) => {
+    const tensor = code >= 0 ? code : ~code;
+    if (bytes[tensor]! <= 0 || live[tensor] === (code >= 0 ? 1 : 0)) return;
+    live[tensor] = code >= 0 ? 1 : 0;
+    held += (code >= 0 ? 1 : -1) * roundUp(bytes[tensor]!, DRIVER_PAGE_BYTES);
+    if (held > peak) [peak, peakAt] = [held, k];
   });
-  const sizes = new Map<number, number>();
-  for (const event of events.slice(0, peakAt + 1)) {
-    if (event.kind === "alloc") sizes.set(event.tensor, event.bytes);
-    else sizes.delete(event.tensor);
-  }
-  return [...sizes.values()];
+  live.fill(0);
+  for (let k = 0; k <= peakAt; k++) live[order[k]! >= 0 ? order[k]! : ~order[k]!] = order[k]! >= 0 ? 1 : 0;
+  const sizes: number[] = [];
+  // In the order they were allocated.
+  for (let k = 0; k <= peakAt; k++) if (order[k]! >= 0 && live[order[k]!] === 1 && bytes[order[k]!]! > 0) sizes.push(bytes[order[k]!]!);
+  return sizes;
 }
-
-/** Replays of a plan, per allocator and batch: the search and the report ask for the same batch more than once. */
-const replays = new WeakMap<MemoryPlan, Map<string, readonly number[]>>();
-const REPLAYS_PER_PLAN = 256;
 
 /**
  * The device allocations the job holds at its peak at a batch size, in the order it makes them:
@@ -62,23 +54,30 @@ const REPLAYS_PER_PLAN = 256;
  * segments, for `expandable` the pages, for `raw` the tensors themselves (the driver rounds them).
  */
 export function deviceAllocations(plan: MemoryPlan, batch: number, kind: AllocatorKind): readonly number[] {
+  const trace = allocationTrace(plan, batch);
+  return kind === "pytorch" ? cachingAllocatorSegments(trace) : kind === "expandable" ? expandableSegmentPages(trace) : rawAllocations(trace);
+}
+
+/**
+ * Reserved bytes of a plan, per allocator and batch: the search and the report ask for the same
+ * batch more than once. Only the totals are kept: a deep model's segment lists, kept for every
+ * batch advice and `gpus --fit` try, held hundreds of MiB and made garbage-collection pauses
+ * long enough to delay a signal.
+ */
+const replays = new WeakMap<MemoryPlan, Map<string, number>>();
+const REPLAYS_PER_PLAN = 256;
+
+/** The device bytes of the allocations at the peak (before the context): PyTorch's peak `memory_reserved()`. */
+export function reservedBytes(plan: MemoryPlan, batch: number, kind: AllocatorKind): number {
   let cache = replays.get(plan);
   if (cache === undefined) replays.set(plan, (cache = new Map()));
   const key = `${kind}:${batch}`;
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
-  const events = allocationEvents(plan, batch);
-  const sizes = kind === "pytorch" ? cachingAllocatorSegments(events) : kind === "expandable" ? expandableSegmentPages(events) : rawAllocations(events);
-  if (cache.size >= REPLAYS_PER_PLAN) cache.clear();
-  cache.set(key, sizes);
-  return sizes;
-}
-
-/** The device bytes of the allocations at the peak (before the context): PyTorch's peak `memory_reserved()`. */
-export function reservedBytes(plan: MemoryPlan, batch: number, kind: AllocatorKind): number {
-  const sizes = deviceAllocations(plan, batch, kind);
   let total = 0;
-  for (const size of sizes) total += kind === "raw" ? roundUp(size, DRIVER_PAGE_BYTES) : size;
+  for (const size of deviceAllocations(plan, batch, kind)) total += kind === "raw" ? roundUp(size, DRIVER_PAGE_BYTES) : size;
+  if (cache.size >= REPLAYS_PER_PLAN) cache.clear();
+  cache.set(key, total);
   return total;
 }
 

@@ -18,7 +18,7 @@
 // when cudaMalloc fails it frees cached segments that are entirely free and retries
 // (release_cached_blocks) — is not emulated, so under memory pressure a real job can fit where
 // this emulation already needs a new segment: the answer errs on the safe side.
-import type { AllocationEvent } from "../plan/memoryPlan.js";
+import { traceOfEvents, type AllocationEvent, type AllocationTrace } from "../plan/memoryPlan.js";
 
 const MiB = 2 ** 20;
 
@@ -56,38 +56,60 @@ export interface Block {
   next: Block | undefined;
 }
 
-/** Free blocks ordered by size, then address: `get_free_block`'s best fit is a lower bound. */
+/**
+ * Free blocks ordered by size, then address: `get_free_block`'s best fit is a lower bound. Kept
+ * as one address-ordered bucket per distinct size under a sorted list of the sizes: a deep model
+ * caches tens of thousands of free blocks but only a few hundred distinct sizes, so insertion and
+ * removal stay cheap (a flat sorted array made a deep model's replay take seconds).
+ */
 export class FreePool {
-  private readonly blocks: Block[] = [];
+  /** The sizes that have at least one free block, ascending. */
+  private readonly sizes: number[] = [];
+  /** Free blocks of each size, by ascending address. */
+  private readonly buckets = new Map<number, Block[]>();
 
-  private indexOf(size: number, address: number): number {
+  private static lowerBound<T>(list: readonly T[], below: (item: T) => boolean): number {
     let low = 0;
-    let high = this.blocks.length;
+    let high = list.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      const b = this.blocks[middle]!;
-      if (b.size < size || (b.size === size && b.address < address)) low = middle + 1;
+      if (below(list[middle]!)) low = middle + 1;
       else high = middle;
     }
     return low;
   }
 
   insert(block: Block): void {
-    this.blocks.splice(this.indexOf(block.size, block.address), 0, block);
+    let bucket = this.buckets.get(block.size);
+    if (bucket === undefined) {
+      this.buckets.set(block.size, (bucket = []));
+      this.sizes.splice(FreePool.lowerBound(this.sizes, (s) => s < block.size), 0, block.size);
+    }
+    bucket.splice(FreePool.lowerBound(bucket, (b) => b.address < block.address), 0, block);
   }
 
   remove(block: Block): void {
-    const index = this.indexOf(block.size, block.address);
-    if (this.blocks[index] !== block) throw new Error("caching allocator emulation: block not in its pool");
-    this.blocks.splice(index, 1);
+    const bucket = this.buckets.get(block.size);
+    const index = bucket === undefined ? -1 : FreePool.lowerBound(bucket, (b) => b.address < block.address);
+    if (bucket === undefined || bucket[index] !== block) throw new Error("caching allocator emulation: block not in its pool");
+    bucket.splice(index, 1);
+    if (bucket.length === 0) this.dropSize(block.size);
   }
 
   /** The smallest free block of at least `size` bytes (lowest address first), taken out of the pool. */
   takeBestFit(size: number): Block | undefined {
-    const index = this.indexOf(size, -1);
-    const block = this.blocks[index];
-    if (block !== undefined) this.blocks.splice(index, 1);
+    const index = FreePool.lowerBound(this.sizes, (s) => s < size);
+    if (index === this.sizes.length) return undefined;
+    const found = this.sizes[index]!;
+    const bucket = this.buckets.get(found)!;
+    const block = bucket.shift()!;
+    if (bucket.length === 0) this.dropSize(found);
     return block;
+  }
+
+  private dropSize(size: number): void {
+    this.buckets.delete(size);
+    this.sizes.splice(FreePool.lowerBound(this.sizes, (s) => s < size), 1);
   }
 }
 
@@ -121,26 +143,39 @@ export function freeBlock(block: Block, pool: FreePool): void {
   pool.insert(block);
 }
 
+/** A step to replay: a plan's trace, or a list of events (tests, callers with their own steps). */
+export type AllocationStep = AllocationTrace | readonly AllocationEvent[];
+
+/** The step as a trace. */
+export function asTrace(step: AllocationStep): AllocationTrace {
+  return "order" in step ? step : traceOfEvents(step);
+}
+
 /**
  * Replays a step's allocations and frees through the caching allocator and returns the size of
  * every segment it cudaMallocs, in order: at the end of the step PyTorch holds all of them
  * (`torch.cuda.memory_reserved()` is their sum).
  */
-export function cachingAllocatorSegments(events: readonly AllocationEvent[]): number[] {
+export function cachingAllocatorSegments(step: AllocationStep): number[] {
+  const { order, bytes } = asTrace(step);
   const small = new FreePool();
   const large = new FreePool();
-  const live = new Map<number, { block: Block; pool: FreePool }>();
+  // Indexed by tensor: a Map cost most of a deep replay.
+  const liveBlocks: (Block | undefined)[] = new Array<Block | undefined>(bytes.length);
   const segments: number[] = [];
   let nextAddress = 0;
-  for (const event of events) {
-    if (event.kind === "free") {
-      const held = live.get(event.tensor);
-      if (held === undefined) continue;
-      live.delete(event.tensor);
-      freeBlock(held.block, held.pool);
+  for (const code of order) {
+    if (code < 0) {
+      const block = liveBlocks[~code];
+      if (block === undefined) continue;
+      liveBlocks[~code] = undefined;
+      // An allocated block's size tells its pool: small-pool blocks are split to the request (≤ 1 MiB,
+      // sizes are multiples of 512 B), large-pool requests are over 1 MiB.
+      freeBlock(block, block.size <= K_SMALL_SIZE ? small : large);
       continue;
     }
-    const size = roundSize(event.bytes);
+    if (bytes[code]! <= 0) continue;
+    const size = roundSize(bytes[code]!);
     const isSmall = size <= K_SMALL_SIZE;
     const pool = isSmall ? small : large;
     let block = pool.takeBestFit(size);
@@ -153,7 +188,7 @@ export function cachingAllocatorSegments(events: readonly AllocationEvent[]): nu
     const remaining = block.size - size;
     if (isSmall ? remaining >= K_MIN_BLOCK_SIZE : remaining > K_SMALL_SIZE) splitOff(block, size, pool);
     block.allocated = true;
-    live.set(event.tensor, { block, pool });
+    liveBlocks[code] = block;
   }
   return segments;
 }

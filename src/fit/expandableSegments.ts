@@ -11,8 +11,7 @@
 // whenever ≥ kMinBlockSize would remain (should_split with expandable segments). Pages stay mapped
 // (unmapping happens only on out-of-memory or empty_cache), so the segment only grows, and there
 // is no per-segment waste: the step needs its peak of live blocks, rounded up to whole pages.
-import type { AllocationEvent } from "../plan/memoryPlan.js";
-import { FreePool, K_LARGE_BUFFER, K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, freeBlock, roundSize, splitOff, type Block } from "./cachingAllocator.js";
+import { FreePool, K_LARGE_BUFFER, K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, asTrace, freeBlock, roundSize, splitOff, type AllocationStep, type Block } from "./cachingAllocator.js";
 
 /** One pool's segment: its mapped bytes and the block at the end of the mapped range. */
 class ExpandableSegment {
@@ -62,24 +61,27 @@ class ExpandableSegment {
  * mapped, in order (2 MiB pages for the small pool, 20 MiB for the large one): what the job
  * holds at the end of the step.
  */
-export function expandableSegmentPages(events: readonly AllocationEvent[]): number[] {
+export function expandableSegmentPages(step: AllocationStep): number[] {
+  const { order, bytes } = asTrace(step);
   const small = new ExpandableSegment(K_SMALL_BUFFER);
   const large = new ExpandableSegment(K_LARGE_BUFFER);
-  const live = new Map<number, { block: Block; segment: ExpandableSegment }>();
+  const liveBlocks: (Block | undefined)[] = new Array<Block | undefined>(bytes.length);
   const pages: number[] = [];
-  for (const event of events) {
-    if (event.kind === "free") {
-      const held = live.get(event.tensor);
-      if (held === undefined) continue;
-      live.delete(event.tensor);
-      freeBlock(held.block, held.segment.free);
+  for (const code of order) {
+    if (code < 0) {
+      const block = liveBlocks[~code];
+      if (block === undefined) continue;
+      liveBlocks[~code] = undefined;
+      // As in cachingAllocatorSegments, an allocated block's size tells its pool.
+      const segment = block.size <= K_SMALL_SIZE ? small : large;
+      freeBlock(block, segment.free);
       // A merge can swallow the end block: the freed block is the end of the mapped range then.
-      if (held.block.next === undefined) held.segment.last = held.block;
+      if (block.next === undefined) segment.last = block;
       continue;
     }
-    const size = roundSize(event.bytes);
-    const segment = size <= K_SMALL_SIZE ? small : large;
-    live.set(event.tensor, { block: segment.allocate(size, pages), segment });
+    if (bytes[code]! <= 0) continue;
+    const size = roundSize(bytes[code]!);
+    liveBlocks[code] = (size <= K_SMALL_SIZE ? small : large).allocate(size, pages);
   }
   return pages;
 }
