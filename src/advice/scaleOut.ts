@@ -14,12 +14,25 @@ export const GPU_COUNTS: readonly number[] = Array.from({ length: 13 }, (_, i) =
 /** Tensor-parallel degrees within one node (Megatron keeps tensor parallelism inside the NVLink domain). */
 export const TP_DEGREES: readonly number[] = [1, 2, 4, 8];
 
-/** Builds plans for variants of one workload, each once; a variant that does not apply (bad --tp, …) is undefined. */
+/**
+ * Plans kept by a planner. A deep model's plan is tens of thousands of tensors (a 5,000-layer
+ * CNN's, about 15 MB): `gpus --fit` tries a hundred variants, and keeping them all held 2 GB and
+ * made garbage-collection pauses of half a second. The searches ask for the same few variants in
+ * a row, so the most recent ones are enough.
+ */
+const PLANS_KEPT = 16;
+
+/** Builds plans for variants of one workload, the most recent ones kept; a variant that does not apply (bad --tp, …) is undefined. */
 export function planner(workload: Workload): (setup: RunSetup) => MemoryPlan | undefined {
   const cache = new Map<string, MemoryPlan | undefined>();
   return (setup) => {
     const key = JSON.stringify(resolveSetup(setup)) + String(setup.gpusPerNode);
-    if (cache.has(key)) return cache.get(key);
+    if (cache.has(key)) {
+      const plan = cache.get(key);
+      cache.delete(key); // most recently used last
+      cache.set(key, plan);
+      return plan;
+    }
     let plan: MemoryPlan | undefined;
     try {
       plan = buildPlan(workload, setup);
@@ -27,6 +40,7 @@ export function planner(workload: Workload): (setup: RunSetup) => MemoryPlan | u
       if (!(error instanceof VramfitError)) throw error;
       plan = undefined;
     }
+    if (cache.size >= PLANS_KEPT) cache.delete(cache.keys().next().value!);
     cache.set(key, plan);
     return plan;
   };
@@ -48,7 +62,9 @@ export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: n
   await checkpoint(signal);
   const { batchSize } = await analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch, signal);
   await checkpoint(signal); // each replay of a deep model's step takes a while
-  return { batchSize, bytesAtBatch: plannedBytes(plan, batch, budget.allocator) };
+  const bytesAtBatch = plannedBytes(plan, batch, budget.allocator);
+  await checkpoint(signal); // and so does the next plan the caller builds
+  return { batchSize, bytesAtBatch };
 }
 
 /** The first value of an ascending list that passes a monotone test (false … false true … true), or undefined. */
