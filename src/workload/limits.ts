@@ -11,16 +11,26 @@ import { transformerParameterCount, type TransformerArchitecture } from "./trans
  * a second and every byte count stays an exact integer.
  */
 export const LIMITS = {
-  /** Bytes read from a `--spec` or `--hf-config` file (a config.json is a few KiB; a CNN spec of 10,000 layers about 1 MiB). */
+  /** Bytes read from a `--spec` or `--hf-config` file (a config.json is a few KiB; a CNN spec of 5,000 layers about 500 KiB). */
   inputFileBytes: 16 * 2 ** 20,
   /** Seconds a pipe or FIFO given as a file has to deliver all of its content. */
   inputPipeSeconds: 10,
   /** Nesting of arrays and objects in a JSON input (a CNN spec nests residual blocks, about 4 levels each). */
   jsonDepth: 64,
-  /** Layers of a transformer (the deepest published is DeepNet's 1,000). */
-  transformerLayers: 1000,
-  /** Layers of a CNN spec, nested ones (residual bodies and shortcuts) included (ResNet-152 has 519). */
-  cnnLayers: 10_000,
+  /**
+   * Layers of one transformer stack: twice the deepest LLMs (Llama 3.1 405B has 126, GPT-3 96,
+   * PaLM 118). At 1,000 one plan of the step took 250 ms to build and a search's heap made
+   * 230 ms garbage-collection pauses, too long between two looks at a signal (issue 13, item 1);
+   * at 256 the longest stretch without one is about 220 ms (`node scripts/signal-latency.mjs`,
+   * docs/reliability.md). DeepNet's 1,000-layer research model (Wang et al. 2022) is above it.
+   */
+  transformerLayers: 256,
+  /**
+   * Layers of a CNN spec, nested ones (residual bodies and shortcuts) included (ResNet-152 has
+   * 519; a pre-activation ResNet-1001, He et al. 2016, about 3,340). At 10,000 one plan of the
+   * step took 350 ms to build.
+   */
+  cnnLayers: 5_000,
   /** Any one dimension: hidden size, heads, FFN width, vocabulary, positions, tokens, image side, channels, kernel, … (2^24). */
   dimension: 2 ** 24,
   /** Parameters of a model: with 20 bytes each (the most any precision and optimizer keeps), its states stay below 2^53 bytes. */

@@ -11,7 +11,15 @@ import { startCli, type Spawned } from "./runCli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "vramfit-interrupt-"));
 // The largest transformer the limits allow: `gpus --fit --min-batch` on it computes for seconds.
-const LARGEST = JSON.stringify({ kind: "transformer", hiddenSize: 4096, layers: 1000, heads: 32, vocabSize: 32000, maxPositions: 4096, ffn: "gated", ffnSize: 11008, positions: "rotary" });
+const LARGEST = JSON.stringify({ kind: "transformer", hiddenSize: 4096, layers: 256, heads: 32, vocabSize: 32000, maxPositions: 4096, ffn: "gated", ffnSize: 11008, positions: "rotary" });
+// The deepest CNN the limits allow (5,000 layers counted): each plan of its step is tens of thousands of tensors.
+const DEEPEST_CNN = JSON.stringify({
+  kind: "cnn",
+  channels: 3,
+  imageSize: 32,
+  classes: 10,
+  layers: Array.from({ length: 1666 }, () => [{ type: "conv", out: 64, kernel: 3, padding: 1 }, { type: "batchnorm" }, { type: "relu", inplace: true }]).flat(),
+});
 let fifos = 0;
 function fifo(): string {
   const path = join(dir, `spec-${fifos++}.fifo`);
@@ -65,6 +73,14 @@ describe.each([
 ] as const)("%s", (signal, status) => {
   it(`ends gpus --fit --min-batch on the largest spec allowed (seconds of analytic work) with ${status}, within a second`, async () => {
     const run = await interrupt((spec) => ["gpus", "--fit", "--spec", spec, "--min-batch", "100000"], signal, LARGEST);
+    expect({ status: run.status, signal: run.signal }).toEqual({ status, signal: null });
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(`vramfit: interrupted by ${signal}; every probe freed its memory\n`);
+    expect(run.afterSignalMs).toBeLessThan(1000);
+  });
+
+  it(`ends gpus --fit --min-batch on the deepest CNN allowed with ${status}, within a second`, async () => {
+    const run = await interrupt((spec) => ["gpus", "--fit", "--spec", spec, "--min-batch", "100000"], signal, DEEPEST_CNN);
     expect({ status: run.status, signal: run.signal }).toEqual({ status, signal: null });
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(`vramfit: interrupted by ${signal}; every probe freed its memory\n`);

@@ -94,7 +94,7 @@ describe("every argument, named", () => {
     const gpt2 = resolveWorkload({ model: "gpt2" });
     if (gpt2.kind !== "transformer") throw new Error("gpt2 is a transformer");
     expect(await invalid(() => planMemory({ ...gpt2, architecture: { ...gpt2.architecture, hiddenSize: 1e15 } }, SETUP))).toMatch(/^workload\.architecture: hiddenSize: expected a whole number from 1 to 16,777,216/);
-    expect(await invalid(() => planMemory({ ...gpt2, architecture: { ...gpt2.architecture, layers: 1e7 } }, SETUP))).toMatch(/^workload\.architecture: layers: expected a whole number from 1 to 1,000/);
+    expect(await invalid(() => planMemory({ ...gpt2, architecture: { ...gpt2.architecture, layers: 1e7 } }, SETUP))).toMatch(/^workload\.architecture: layers: expected a whole number from 1 to 256/);
     const resnet = resolveWorkload({ model: "resnet50" });
     if (resnet.kind !== "cnn") throw new Error("resnet50 is a CNN");
     expect(await invalid(() => planMemory({ ...resnet, network: { ...resnet.network, layers: [{ type: "conv", out: 0, kernel: 3 }] } }, SETUP))).toMatch(/^workload\.network: layers\[0\]\.out: expected a whole number from 1/);

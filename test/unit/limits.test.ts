@@ -48,28 +48,28 @@ describe("what is built: every dimension, the layers, the parameters", () => {
   it("a 10-million-layer transformer is refused before any layer is built (it ran V8 out of heap)", () => {
     const started = performance.now();
     expect(messageOf(() => readSpec("spec.json", { ...TRANSFORMER, layers: 10_000_000 }))).toBe(
-      "spec.json: layers: expected a whole number from 1 to 1,000 (vramfit's limit on a transformer's layers), got 10000000",
+      "spec.json: layers: expected a whole number from 1 to 256 (vramfit's limit on a transformer's layers), got 10000000",
     );
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
   it("a transformer of more than 1e14 parameters (hiddenSize 1e6 … printed 2.4e31 before)", () => {
-    const big = { ...TRANSFORMER, hiddenSize: 2 ** 24, heads: 2 ** 10, vocabSize: 2 ** 24, layers: 1000 };
-    expect(messageOf(() => readSpec("spec.json", big))).toMatch(/^spec\.json: the model: expected a model of at most 1e14 parameters .*, got "3\.38e\+18 parameters"$/);
+    const big = { ...TRANSFORMER, hiddenSize: 2 ** 24, heads: 2 ** 10, vocabSize: 2 ** 24, layers: 256 };
+    expect(messageOf(() => readSpec("spec.json", big))).toMatch(/^spec\.json: the model: expected a model of at most 1e14 parameters .*, got "8\.65e\+17 parameters"$/);
   });
 
   it("the same limits hold for a Hugging Face config, under its own field names", () => {
     const config = { model_type: "gpt2", n_embd: 768, n_layer: 5000, n_head: 12, vocab_size: 50257, n_positions: 1024 };
     expect(messageOf(() => readHfConfig("config.json", config))).toBe(
-      "config.json: n_layer: expected a whole number from 1 to 1,000 (vramfit's limit on a transformer's layers), got 5000",
+      "config.json: n_layer: expected a whole number from 1 to 256 (vramfit's limit on a transformer's layers), got 5000",
     );
     expect(messageOf(() => readHfConfig("config.json", { ...config, n_layer: 12, vocab_size: 1e12 }))).toMatch(/^config\.json: vocab_size: expected a whole number from 1 to 16,777,216/);
   });
 
-  it("a CNN spec of more than 10,000 layers, nested ones included, is refused before they are read", () => {
-    const residual = { type: "residual", body: Array.from({ length: 5_001 }, () => ({ type: "relu" })), shortcut: Array.from({ length: 5_000 }, () => ({ type: "relu" })) };
+  it("a CNN spec of more than 5,000 layers, nested ones included, is refused before they are read", () => {
+    const residual = { type: "residual", body: Array.from({ length: 2_501 }, () => ({ type: "relu" })), shortcut: Array.from({ length: 2_500 }, () => ({ type: "relu" })) };
     expect(messageOf(() => readSpec("spec.json", { kind: "cnn", layers: [residual] }))).toBe(
-      'spec.json: layers: expected a whole number from 1 to 10,000 (vramfit\'s limit on a CNN\'s layers, nested ones included), got "more than 10000 layers"',
+      'spec.json: layers: expected a whole number from 1 to 5,000 (vramfit\'s limit on a CNN\'s layers, nested ones included), got "more than 5000 layers"',
     );
   });
 
