@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { deviceAllocations, reservedBytes } from "../../src/fit/allocator.js";
 import { cachingAllocatorSegments, roundSize, segmentSize } from "../../src/fit/cachingAllocator.js";
 import { expandableSegmentPages } from "../../src/fit/expandableSegments.js";
-import type { AllocationEvent, MemoryPlan } from "../../src/plan/memoryPlan.js";
+import { buildPlan } from "../../src/plan/buildPlan.js";
+import { allocationEvents, type AllocationEvent, type MemoryPlan } from "../../src/plan/memoryPlan.js";
+import { presetWorkload } from "../../src/workload/presets.js";
 
 const KiB = 2 ** 10;
 const MiB = 2 ** 20;
@@ -108,5 +110,20 @@ describe("a plan through each allocator", () => {
 
   it("expandable: pages for the live high-water mark", () => {
     expect(reservedBytes(plan, 4, "expandable")).toBe(20 * MiB);
+  });
+});
+
+describe("a plan's replay", () => {
+  // The plan is replayed from a flat trace (allocationTrace); a caller's events go through
+  // traceOfEvents. Both must replay the same step: a deep real plan, many batches.
+  const plan = buildPlan(presetWorkload("resnet50")!, { mode: "train", precision: "amp", optimizer: "adamw" });
+
+  it.each([1, 7, 64])("gives the same segments and pages from the plan's trace as from its events, batch %i", (batch) => {
+    const events = allocationEvents(plan, batch);
+    expect(deviceAllocations(plan, batch, "pytorch")).toEqual(cachingAllocatorSegments(events));
+    expect(deviceAllocations(plan, batch, "expandable")).toEqual(expandableSegmentPages(events));
+    // A free of a tensor never allocated, and an allocation of no bytes, change nothing.
+    const noisy: AllocationEvent[] = [{ kind: "free", tensor: 1e6 }, { kind: "alloc", tensor: 1e6 + 1, bytes: 0 }, ...events];
+    expect(cachingAllocatorSegments(noisy)).toEqual(cachingAllocatorSegments(events));
   });
 });
