@@ -73,7 +73,7 @@ function describeStart(start: JobSearchStart, io: Io): void {
 
 /** One line per run, as it ends. */
 export function describeRun(run: JobRun, index: number): string {
-  const verdict = run.fits ? "fits" : `out of memory${run.outOfMemory === undefined ? "" : ` (${run.outOfMemory})`}`;
+  const verdict = run.fits ? "fits" : run.overBudget ? "over the budget" : `out of memory${run.outOfMemory === undefined ? "" : ` (${run.outOfMemory})`}`;
   const peak = run.peakBytes === null ? "peak unmeasured" : `peak ${formatBytes(run.peakBytes)} (${run.peakSource})`;
   const leftovers = run.killedLeftovers ? "; killed processes it left running" : "";
   return `run ${String(index).padStart(2)}  batch ${String(run.batch).padEnd(6)} ${verdict.padEnd(28)} ${peak.padEnd(32)} ${run.seconds.toFixed(2)} s${leftovers}`;
@@ -124,7 +124,7 @@ export async function execBatchCommand(options: ExecOptions, io: Io): Promise<nu
     writeJson(io, result);
   } else {
     const next = result.trace.some((run) => run.batch === result.batchSize + 1) ? `, not at ${result.batchSize + 1}` : "";
-    const answer = result.batchSize === 0 ? "does not fit: the job ran out of memory at batch 1" : `batch ${result.batchSize} (the job fits at ${result.batchSize}${next})`;
+    const answer = result.batchSize === 0 ? `does not fit: the job ${result.trace.find((run) => run.batch === 1)?.overBudget ? "went over the budget" : "ran out of memory"} at batch 1` : `batch ${result.batchSize} (the job fits at ${result.batchSize}${next})`;
     io.out(`answer    ${answer} on ${deviceLabel(result.device!)}: ${result.runs} run${result.runs === 1 ? "" : "s"} in ${(result.elapsedMs / 1000).toFixed(1)} s`);
     io.out(`how       ${describeMethod(result)}`);
     io.out(`logs      ${result.logDir}`);
@@ -143,7 +143,11 @@ export async function execCheckCommand(options: ExecOptions, io: Io): Promise<nu
   } else {
     io.err(describeRun(result.run, 1));
     const peak = result.run.peakBytes === null ? "peak unmeasured" : `peak ${formatBytes(result.run.peakBytes)} (${result.run.peakSource})`;
-    const verdict = result.fits ? "fits" : `does not fit (out of memory${result.run.outOfMemory === undefined ? "" : `: ${result.run.outOfMemory}`})`;
+    const verdict = result.fits
+      ? "fits"
+      : result.run.overBudget
+        ? "does not fit (its peak is over the budget: --reserve, --max-mem)"
+        : `does not fit (out of memory${result.run.outOfMemory === undefined ? "" : `: ${result.run.outOfMemory}`})`;
     io.out(`${verdict}: the job at batch ${result.batch}, ${peak}, of a ${formatBytes(result.budgetBytes)} budget on ${deviceLabel(result.device)} [job]`);
     io.out(`logs      ${result.logDir}`);
   }

@@ -81,7 +81,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--memory <size>", description: "a raw memory budget (analytic), e.g. 24GiB", commands: TARGET_AND_PLAN, parse: (t) => parseSize("--memory", t) },
   { flags: "--analytic", description: "do not touch the device: use the analytic model", commands: TARGET },
   { flags: "--max-mem <size>", description: "the most this job may use", commands: TARGET_AND_PLAN, parse: (t) => parsePositiveSize("--max-mem", t, "a cap of 0 leaves no memory") },
-  { flags: "--reserve <size>", description: "headroom to leave free, also during every probe: a size (2GiB) or a percentage of the total (10%); 0 for none", commands: [...TARGET_AND_PLAN, "gpus"], parse: (t) => parseReserve(t, "--reserve"), defaultText: `${DEFAULT_RESERVE_PERCENT}%` },
+  { flags: "--reserve <size>", description: "headroom to leave free, also during every probe: a size (2GiB) or a percentage of the total (10%); 0 for none", commands: [...TARGET_AND_PLAN, "gpus"], parse: (t) => parseReserve(t, "--reserve"), defaultText: `${DEFAULT_RESERVE_PERCENT}%; with --exec 0, and a run's peak must leave it` },
   // How the job allocates (docs/memory-model.md, "The allocator" and "The CUDA context")
   { flags: "--allocator <kind>", description: `the job's allocator: ${ALLOCATOR_KINDS.join("|")} (PyTorch's caching allocator, with expandable segments, or one cuMemAlloc per tensor)`, commands: WORKLOAD, parse: parseAllocator, defaultText: DEFAULT_ALLOCATOR },
   { flags: "--job-context <size>", description: "the job's CUDA context: driver, cuBLAS, cuDNN (vramfit's own context on the device counts toward it)", commands: WORKLOAD, parse: (t) => parseSize("--job-context", t), defaultText: formatBytes(DEFAULT_JOB_CONTEXT_BYTES) },

@@ -11,7 +11,7 @@ import { calibratedSearch, type Calibration, type CalibratedSearchResult, type M
 import { validateFindMaxBatchByRunning } from "../validate.js";
 import { checkJobCommand } from "./jobCommand.js";
 import { jobDeviceSummary, type JobDevice } from "./jobDevices.js";
-import { runLimits, withJobSession, type JobSessionContext, type JobSessionOptions } from "./jobSession.js";
+import { judgedRun, runLimits, withJobSession, type JobSessionContext, type JobSessionOptions } from "./jobSession.js";
 import type { PeakSource } from "./peakSampler.js";
 import type { JobRun } from "./runJob.js";
 
@@ -155,7 +155,7 @@ async function search(job: JobRunner | ((batch: number) => Promise<JobRun>), opt
   options.onStart?.({ devices: summaries, budgetBytes: context.budgetBytes, logDir: context.logDir, memorySource: context.memorySource });
   const run = async (batch: number): Promise<JobRun> => {
     const before = performance.now();
-    const result = context.command === null ? outcomeRun(batch, await (job as JobRunner)(batch), (performance.now() - before) / 1000) : await (job(batch) as Promise<JobRun>);
+    const result = context.command === null ? judgedRun(outcomeRun(batch, await (job as JobRunner)(batch), (performance.now() - before) / 1000), context.budgetBytes, options) : await (job(batch) as Promise<JobRun>);
     options.onRun?.(result);
     return result;
   };

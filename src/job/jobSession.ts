@@ -44,6 +44,23 @@ export function runLimits<T extends BudgetLimits>(options: T): T {
   return options.reserveBytes === undefined && options.reservePercent === undefined ? { ...options, reserveBytes: 0 } : options;
 }
 
+/** Whether the user asked the job for headroom or a cap (`--reserve`, `--max-mem`): then a run must keep to the budget too. */
+function budgetAsked(options: BudgetLimits): boolean {
+  return options.reserveBytes !== undefined || options.reservePercent !== undefined || options.maxMemBytes !== undefined;
+}
+
+/**
+ * A run judged against the budget the user asked for: one that exited 0 but whose measured peak
+ * went past it (it left less than `--reserve` free, or used more than `--max-mem`) does not fit,
+ * as a probe is refused at the reserve. Without either option the budget is the free memory, and
+ * exiting 0 is the whole test.
+ */
+export function judgedRun(run: JobRun, budgetBytes: number, options: BudgetLimits): JobRun {
+  if (!run.fits || !budgetAsked(options)) return run;
+  const peak = Math.max(run.peakBytes ?? 0, run.measuredPeakBytes ?? 0);
+  return peak > budgetBytes ? { ...run, fits: false, overBudget: true } : run;
+}
+
 /** The log directory: made when named (and writable), else a new one under the system's temporary directory. */
 function logDirectory(dir: string | undefined): string {
   if (dir === undefined) return mkdtempSync(join(tmpdir(), "vramfit-exec-"));
@@ -82,7 +99,7 @@ export async function withJobSession<T>(
       if (command === null) throw new Error("no command to run");
       // The device's used memory before the run: the fallback peak is the rise over it.
       const baseline = read === undefined ? undefined : await usedBytesNow(read, uuids).catch(() => undefined);
-      return runJobAtBatch(command, batch, {
+      const run = await runJobAtBatch(command, batch, {
         logDir: context.logDir!,
         runTimeoutMs: options.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
         env: options.env ?? process.env,
@@ -90,6 +107,7 @@ export async function withJobSession<T>(
         ...(options.signal !== undefined && { signal: options.signal }),
         ...(read !== undefined && baseline !== undefined && { measure: (pid: number) => samplePeaks(read, uuids, pid, baseline) }),
       });
+      return judgedRun(run, context.budgetBytes, options);
     };
     return work(runner, context);
   });

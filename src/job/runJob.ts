@@ -31,6 +31,8 @@ export interface JobRun {
   /** The job's exit status; null when a signal ended it (see `signal`). */
   exitCode: number | null;
   signal?: string | null;
+  /** The job exited 0, but its peak went past the budget asked for (`--reserve`, `--max-mem`): it does not fit. */
+  overBudget?: true;
   /** Which framework's out-of-memory message the job printed, when it did not fit. */
   outOfMemory?: string;
   /** Where the run's stdout and stderr are kept. */

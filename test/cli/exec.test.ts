@@ -102,6 +102,19 @@ describe("vramfit batch --exec", () => {
     expect((json.devices as unknown[]).length).toBe(2);
   });
 
+  it("--reserve: a run that exits 0 but leaves less than the reserve free does not fit", async () => {
+    // The job runs up to batch 83 on the L4; with 4 GiB kept free its peak may reach free − 4 GiB.
+    const { status, json } = await runJson(["batch", "--exec", `${job} {batch}`, "--reserve", "4GiB"], machine(JOB));
+    expect(status).toBe(0);
+    const truth = trueMaxBatch(JOB, FREE[0]! - 4 * GiB); // (17.95 GiB − 1 GiB) / 256 MiB = 67.8
+    expect(truth).toBe(67);
+    expect(json).toMatchObject({ batchSize: truth, budgetBytes: FREE[0]! - 4 * GiB });
+    const trace = json.trace as { batch: number; fits: boolean; exitCode: number; overBudget?: true }[];
+    // Every run above the answer that exited 0 is marked; none at or below it.
+    expect(trace.filter((r) => r.overBudget).every((r) => r.batch > truth && r.exitCode === 0 && !r.fits)).toBe(true);
+    expect(trace.some((r) => r.batch === truth + 1 && !r.fits)).toBe(true);
+  });
+
   it("exits 1 when not even batch 1 fits", async () => {
     const run = await runCli(["batch", "--exec", `${job} {batch}`], machine({ fixedBytes: 30 * GiB, perSampleBytes: MiB }));
     expect(run.status).toBe(1);
@@ -160,6 +173,13 @@ describe("vramfit check --exec", () => {
     const { status, json } = await runJson(["check", "--exec", `${job} {batch}`, "--batch", "90"], machine({ ...JOB, oom: "tensorflow" }));
     expect(status).toBe(1);
     expect(json).toMatchObject({ fits: false, batch: 90, needBytes: null, source: "job", run: { outOfMemory: "TensorFlow" } });
+  });
+
+  it("--max-mem: exits 1 when the job's peak is over the cap, though it ran", async () => {
+    const run = await runCli(["check", "--exec", `${job} {batch}`, "--batch", "50", "--max-mem", "10GiB"], machine(JOB));
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/^run  1  batch 50 +over the budget +peak 13\.50 GiB \(job\)/m);
+    expect(run.stdout).toMatch(/^does not fit \(its peak is over the budget: --reserve, --max-mem\): the job at batch 50, peak 13\.50 GiB \(job\), of a 10 GiB budget/);
   });
 
   it("kills a hung job at --run-timeout: exit 4", async () => {
