@@ -1,4 +1,5 @@
 // One progress line on stderr for long device work: only on a terminal, never with --json; NO_COLOR honoured.
+import { isatty } from "node:tty";
 import type { ProbeEvent } from "../index.js";
 import { formatBytes } from "../units.js";
 import { processIo, type Io } from "./io.js";
@@ -43,9 +44,13 @@ export function colorEnabled(stream: ProgressStream, env: Record<string, string 
  * stream is not a terminal (a pipe, a file, a CI log).
  */
 export function createProgress(options: ProgressOptions = {}): Progress {
+  if (options.json) return NO_PROGRESS;
+  // Whether stderr is a terminal is asked of its descriptor first: process.stderr builds a stream
+  // on first use, a few milliseconds of start-up that a piped or --json run never needs.
+  if (options.stream === undefined && !isatty(2)) return NO_PROGRESS;
   const stream = options.stream ?? process.stderr;
   const env = options.env ?? process.env;
-  if (options.json || stream.isTTY !== true || env.TERM === "dumb") return NO_PROGRESS;
+  if (stream.isTTY !== true || env.TERM === "dumb") return NO_PROGRESS;
   const color = colorEnabled(stream, env);
   const now = options.now ?? (() => performance.now());
   const delayMs = options.delayMs ?? 300;
