@@ -45,6 +45,21 @@ const lazyChildProcess = {
 };
 
 /**
+ * The CLI reads its version from package.json at every start, for `--version`: in the bundle it is
+ * written in instead (the bundle is rebuilt with the package). Fails the build if main.js changes that call.
+ */
+const inlineVersion = {
+  name: "vramfit:inline-version",
+  transform(code, id) {
+    if (!/[\\/]dist[\\/]cli[\\/]main\.js$/.test(id)) return null;
+    const call = ".version(packageVersion())";
+    if (!code.includes(call)) throw new Error(`bundle-cli: ${id} no longer has \`${call}\`: update inlineVersion`);
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+    return code.replace(call, `.version(${JSON.stringify(version)})`);
+  },
+};
+
+/**
  * rolldown hoists every `require("node:…")` to the top of the bundle, so each command would load
  * the Node modules of all of them (child_process and net for --exec, fs/promises, …), some
  * milliseconds. Each becomes a module object that requires on its first property read instead.
@@ -80,7 +95,7 @@ const bundle = await rolldown({
   platform: "node",
   // Node's own modules stay imports; everything else (commander included) goes in.
   external: [/^node:/],
-  plugins: [lazyChildProcess],
+  plugins: [lazyChildProcess, inlineVersion],
   logLevel: "warn",
 });
 // CommonJS: bin/vramfit.js compiles it with vm.Script, which takes V8's code cache (Node 20 has no
