@@ -32,8 +32,19 @@ function fnv1a(text) {
 }
 
 /**
+ * The command this run is for, which names its code cache: a cache holds the functions the run
+ * that made it compiled, so one made by `vramfit models` left `batch` to compile most of its code
+ * at every start (1.8× a bare Node's start against 1.6×, docs/benchmarks.md). Whatever is not a
+ * plain word shares one cache; a usage error (exit 2) makes none, so a typo leaves no file behind.
+ */
+function commandName() {
+  const word = process.argv.slice(2).find((arg) => !arg.startsWith("-"));
+  return word !== undefined && /^[a-z]{1,16}$/.test(word) ? word : "none";
+}
+
+/**
  * Where this bundle's code cache lives: $XDG_CACHE_HOME/vramfit or ~/.cache/vramfit, one file per
- * build of the bundle (the hash on its first line) and per Node binary. V8 checks its own version
+ * build of the bundle (the hash on its first line), command and Node binary. V8 checks its own version
  * and flags before it takes a cache, but not which build of that version made it, and a cache from
  * another build can crash it (one from an arm64 Node does, in an x64 Node of the same version):
  * hence the binary's path, size and time in the name. Undefined where there is nowhere to put it.
@@ -45,7 +56,7 @@ function cachePath() {
     const node = statSync(process.execPath);
     const binary = fnv1a(`${process.execPath}:${node.size}:${node.mtimeMs}:${process.versions.v8}`);
     const base = process.env.XDG_CACHE_HOME || join(process.env.HOME || require("node:os").homedir(), ".cache");
-    return join(base, "vramfit", `cli-${build}-${process.version}-${process.arch}-${binary}.v8cache`);
+    return join(base, "vramfit", `cli-${build}-${commandName()}-${process.version}-${process.arch}-${binary}.v8cache`);
   } catch {
     return undefined; // no home directory, say: run without a cache
   }
@@ -86,5 +97,5 @@ script.runInThisContext()(cli.exports, createRequire(bundle), cli, bundle, dirna
 cli.exports.run(process.argv.slice(2)).then((status) => {
   process.exitCode = status;
   // Made after the run, the cache holds every function this command compiled, not only the top level.
-  if (cacheFile && (cachedData === undefined || script.cachedDataRejected)) saveCache(cacheFile, script.createCachedData());
+  if (cacheFile && status !== 2 && (cachedData === undefined || script.cachedDataRejected)) saveCache(cacheFile, script.createCachedData());
 });

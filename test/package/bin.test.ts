@@ -1,5 +1,5 @@
 // bin/vramfit.js: runs the bundled CLI (dist/cli/vramfit.cjs) through V8's code cache, kept per
-// bundle build and Node binary in $XDG_CACHE_HOME/vramfit. A cache it cannot use or write only costs time.
+// bundle build, command and Node binary in $XDG_CACHE_HOME/vramfit. A cache it cannot use or write only costs time.
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,11 +23,21 @@ describe("bin/vramfit.js and its code cache", () => {
     expect(first.stderr).toBe("");
     const files = readdirSync(join(cacheHome, "vramfit"));
     expect(files).toHaveLength(1);
-    expect(files[0]).toMatch(new RegExp(`^cli-${bundleHash}-${process.version}-${process.arch}-[0-9a-f]+\\.v8cache$`));
+    expect(files[0]).toMatch(new RegExp(`^cli-${bundleHash}-batch-${process.version}-${process.arch}-[0-9a-f]+\\.v8cache$`));
     const second = await runCli(ARGS, { XDG_CACHE_HOME: cacheHome });
     expect(second.status).toBe(0);
     expect(answer(second.stdout)).toEqual(answer(first.stdout));
     expect(answer(first.stdout)).toMatchObject({ batchSize: 60, source: "analytic" });
+  });
+
+  it("keeps one cache per command (each holds what its command compiled), and none for a usage error", async () => {
+    const cacheHome = mkdtempSync(join(tmpdir(), "vramfit-cache-"));
+    await runCli(ARGS, { XDG_CACHE_HOME: cacheHome });
+    await runCli(["models"], { XDG_CACHE_HOME: cacheHome });
+    expect((await runCli(["batc", "--params", "1e9"], { XDG_CACHE_HOME: cacheHome })).status).toBe(2);
+    expect((await runCli(["batch", "--paramz", "1e9"], { XDG_CACHE_HOME: cacheHome })).status).toBe(2);
+    const names = readdirSync(join(cacheHome, "vramfit")).map((name) => name.split("-")[2]);
+    expect(names.sort()).toEqual(["batch", "models"]);
   });
 
   it("ignores a corrupt cache and writes a good one in its place", async () => {
