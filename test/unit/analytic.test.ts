@@ -7,6 +7,7 @@ import { budgetBytes, parseReserve } from "../../src/fit/budget.js";
 import { analyticBatch } from "../../src/fit/findMaxBatch.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { bytesByCategory } from "../../src/plan/memoryPlan.js";
+import { presetWorkload } from "../../src/workload/presets.js";
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;
@@ -92,5 +93,24 @@ describe("analytic evaluator", () => {
     expect(parseReserve("0")).toEqual({ reserveBytes: 0 });
     expect(() => parseReserve("100%")).toThrow(/^--reserve: expected a percentage of the total below 100%/);
     expect(() => parseReserve("-1%")).toThrow(/^--reserve: expected a size/);
+  });
+});
+
+describe("the analytic search's seed", () => {
+  // The affine totals leave out what the allocator's segments add per sample; one replay at the
+  // first estimate corrects the slope, so the search verifies rather than gallops.
+  const allocator = { kind: "pytorch" as const, contextBytes: DEFAULT_JOB_CONTEXT_BYTES };
+
+  it.each([
+    ["resnet152", { image: 224, precision: "fp32", optimizer: "momentum" }, 80e9],
+    ["bert-large", { seq: 512, precision: "amp", optimizer: "adamw" }, 40e9],
+    ["gpt2", { seq: 1024, precision: "fp32", optimizer: "adam" }, 24e9],
+  ] as const)("%s: the answer is the exact boundary, in at most 4 replays", async (model, setup, budget) => {
+    const plan = buildPlan(presetWorkload(model)!, { mode: "train", ...setup });
+    const result = await analyticMaxBatch(plan, budget, allocator);
+    expect(result.batchSize).toBeGreaterThan(0);
+    expect(plannedBytes(plan, result.batchSize, allocator)).toBeLessThanOrEqual(budget);
+    expect(plannedBytes(plan, result.batchSize + 1, allocator)).toBeGreaterThan(budget);
+    expect(result.evaluations).toBeLessThanOrEqual(4);
   });
 });
