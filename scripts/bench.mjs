@@ -363,7 +363,7 @@ function renderTables(r) {
   out.push(table(["call", "calls", "median µs", "p90 µs"], [
     ["memGetInfo", n.memGetInfo.calls, n.memGetInfo.medianUs, n.memGetInfo.p90Us],
     ["probe([])", n.emptyProbe.calls, n.emptyProbe.medianUs, n.emptyProbe.p90Us],
-    [`probe(resnet152 b64: ${n.resnet152Batch64Probe.tensors} tensors, touched)`, n.resnet152Batch64Probe.calls, n.resnet152Batch64Probe.medianUs, n.resnet152Batch64Probe.p90Us],
+    [`probe(resnet152 b64: ${n.resnet152Batch64Probe.allocations} allocations, touched)`, n.resnet152Batch64Probe.calls, n.resnet152Batch64Probe.medianUs, n.resnet152Batch64Probe.p90Us],
   ]));
   for (const [title, s] of [["probes per answer, simulator at 2 MiB granularity (the model's)", r.search], ["probes per answer, simulator at 4 MiB granularity (a model miss)", r.modelMiss]]) {
     out.push(`\n${title}\n`);

@@ -95,7 +95,10 @@ export function liveTensors(plan: MemoryPlan, phase: number): PlannedTensor[] {
 }
 
 /** Each phase's live bytes as `fixedBytes + perSampleBytes × batch` (before any allocator rounding). */
-export function phaseTotals(plan: MemoryPlan): { fixedBytes: number; perSampleBytes: number }[] {
+export function phaseTotals(plan: MemoryPlan): readonly Readonly<{ fixedBytes: number; perSampleBytes: number }>[] {
+  // Every answer asks for them (the search's seed, the result's totals): made once per plan.
+  const cached = totalsByPlan.get(plan.tensors);
+  if (cached !== undefined && cached.phases === phasesOf(plan).length) return cached.totals;
   // Differences at each tensor's first phase and after its last, summed once: O(tensors + phases).
   const phases = phasesOf(plan).length;
   const fixed = new Array<number>(phases + 1).fill(0);
@@ -113,10 +116,13 @@ export function phaseTotals(plan: MemoryPlan): { fixedBytes: number; perSampleBy
   for (let phase = 0; phase < phases; phase++) {
     f += fixed[phase]!;
     p += perSample[phase]!;
-    totals.push({ fixedBytes: f, perSampleBytes: p });
+    totals.push(Object.freeze({ fixedBytes: f, perSampleBytes: p }));
   }
+  totalsByPlan.set(plan.tensors, { phases, totals });
   return totals;
 }
+
+const totalsByPlan = new WeakMap<readonly PlannedTensor[], { phases: number; totals: readonly Readonly<{ fixedBytes: number; perSampleBytes: number }>[] }>();
 
 /**
  * Each phase's live bytes at a batch size, every tensor's bytes mapped by `allocate` (what the
