@@ -2,6 +2,7 @@
 import { reservedBytes, type AllocatorModel } from "../fit/allocator.js";
 import { CATEGORIES, bytesByCategory, type Category, type MemoryPlan } from "../plan/memoryPlan.js";
 import { formatBytes } from "../units.js";
+import { categoryLayers } from "./chartStyle.js";
 
 export interface MemoryChart {
   plan: MemoryPlan;
@@ -25,13 +26,7 @@ const GiB = 2 ** 30;
 const LAYERS: readonly { key: keyof Breakdown; label: string; color: string }[] = [
   { key: "context", label: "CUDA context", color: "#bbbbbb" },
   { key: "allocator", label: "allocator (segments, cache)", color: "#dddddd" },
-  { key: "parameters", label: "parameters", color: "#0072b2" },
-  { key: "gradients", label: "gradients", color: "#56b4e9" },
-  { key: "optimizerStates", label: "optimizer states", color: "#009e73" },
-  { key: "communication", label: "communication", color: "#d55e00" },
-  { key: "workspace", label: "workspace", color: "#999999" },
-  { key: "kvCache", label: "KV cache", color: "#cc79a7" },
-  { key: "activations", label: "activations", color: "#e69f00" },
+  ...categoryLayers<Category>(["parameters", "gradients", "optimizerStates", "communication", "workspace", "kvCache", "activations"]),
 ];
 
 /** Device bytes by category at a batch: each category's live tensors, what the allocator holds beyond them, and the context. */

@@ -1,6 +1,7 @@
 // `plan --timeline --svg`: live memory over the phases of one training step, stacked by category, the peak marked.
 import type { Category } from "../plan/memoryPlan.js";
 import { formatBytes } from "../units.js";
+import { categoryLayers } from "./chartStyle.js";
 import { niceStep } from "./memoryChart.js";
 import { stageOf, type TimelinePoint } from "./planTimeline.js";
 
@@ -18,15 +19,8 @@ const HEIGHT = 540;
 const PLOT = { left: 80, top: 78, width: 600, height: 360 };
 const GiB = 2 ** 30;
 
-/** Bottom to top, the colors of `plan --svg`'s chart: model states, then what the batch drives. */
-const LAYERS: readonly { key: Category; label: string; color: string }[] = [
-  { key: "parameters", label: "parameters", color: "#0072b2" },
-  { key: "optimizerStates", label: "optimizer states", color: "#009e73" },
-  { key: "gradients", label: "gradients", color: "#56b4e9" },
-  { key: "kvCache", label: "KV cache", color: "#cc79a7" },
-  { key: "activations", label: "activations", color: "#e69f00" },
-  { key: "workspace", label: "workspace", color: "#999999" },
-];
+/** Bottom to top: model states, then what the batch drives. Every category, so every byte is drawn. */
+const LAYERS = categoryLayers<Category>(["parameters", "optimizerStates", "gradients", "communication", "kvCache", "activations", "workspace"]);
 
 const escape = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const px = (n: number): string => n.toFixed(1);

@@ -130,4 +130,17 @@ describe("vramfit plan --timeline --svg", () => {
     expect([...svg.matchAll(/<polygon class="layer" data-category="(\w+)"/g)].map((m) => m[1])).toEqual(["parameters", "optimizerStates", "gradients", "kvCache", "activations", "workspace"]);
     expect(svg).toMatch(/>forward<\/text>[\s\S]*>backward<\/text>[\s\S]*>optimizer\.step<\/text>[\s\S]*>zero_grad<\/text>/);
   });
+
+  it("draws every category the plan has: DDP's communication buffers too, in plan --svg's colour", async () => {
+    const timeline = join(dir, "timeline-ddp.svg");
+    const chart = join(dir, "chart-ddp.svg");
+    const ddp = ["plan", "--model", "gpt2", "--precision", "fp32", "--optimizer", "adam", "--gpus", "2", "--batch", "8"];
+    const run = await runJson<{ breakdown: Record<string, number> }>([...ddp, "--timeline", "--svg", timeline], NO_DRIVER);
+    expect(run.status).toBe(0);
+    expect(run.json.breakdown.communication).toBeGreaterThan(0);
+    expect((await runCli([...ddp, "--gpu", "A100-80GB", "--svg", chart], NO_DRIVER)).status).toBe(0);
+    const fill = (svg: string) => /data-category="communication"[^>]* fill="(#[0-9a-f]{6})"/.exec(svg)?.[1];
+    expect(fill(readFileSync(timeline, "utf8"))).toBe("#d55e00");
+    expect(fill(readFileSync(chart, "utf8"))).toBe("#d55e00");
+  });
 });
