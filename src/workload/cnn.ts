@@ -27,6 +27,20 @@ export const CNN_LAYER_TYPES = [
   "residual",
 ] as const;
 
+/** The fields each layer type takes besides `type` and `name` (a spec file and the library check them alike). */
+export const CNN_LAYER_FIELDS: Readonly<Record<CnnLayer["type"], readonly string[]>> = {
+  conv: ["out", "kernel", "stride", "padding", "dilation", "groups", "bias"],
+  batchnorm: [],
+  relu: ["inplace"],
+  maxpool: ["kernel", "stride", "padding"],
+  avgpool: ["kernel", "stride", "padding"],
+  adaptiveavgpool: ["size"],
+  flatten: [],
+  linear: ["out", "bias"],
+  dropout: ["p"],
+  residual: ["body", "shortcut", "relu"],
+};
+
 export interface CnnNetwork {
   /** Channels of the input image (3 for RGB). */
   channels: number;

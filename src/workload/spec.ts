@@ -1,7 +1,7 @@
 // Reads a `--spec` JSON file: a custom transformer, a custom CNN (a list of layers) or a raw affine workload.
 import { invalidArgument } from "../errors.js";
 import { parseBytes } from "../units.js";
-import { CNN_LAYER_TYPES, CnnShapeError, traceCnn, type CnnLayer, type CnnNetwork } from "./cnn.js";
+import { CNN_LAYER_FIELDS, CNN_LAYER_TYPES, CnnShapeError, traceCnn, type CnnLayer, type CnnNetwork } from "./cnn.js";
 import { FieldReader } from "./fields.js";
 import { LIMITS, checkParameterCount, checkTransformerLimits, countExpected } from "./limits.js";
 import type { TransformerArchitecture } from "./transformer.js";
@@ -91,22 +91,10 @@ function transformer(spec: FieldReader): Workload {
   return { kind: "transformer", name: spec.string("name", spec.file), architecture };
 }
 
-const LAYER_FIELDS: Record<CnnLayer["type"], readonly string[]> = {
-  conv: ["out", "kernel", "stride", "padding", "dilation", "groups", "bias"],
-  batchnorm: [],
-  relu: ["inplace"],
-  maxpool: ["kernel", "stride", "padding"],
-  avgpool: ["kernel", "stride", "padding"],
-  adaptiveavgpool: ["size"],
-  flatten: [],
-  linear: ["out", "bias"],
-  dropout: ["p"],
-  residual: ["body", "shortcut", "relu"],
-};
 
 function cnnLayer(layer: FieldReader): CnnLayer {
   const type = layer.oneOf("type", CNN_LAYER_TYPES);
-  layer.rejectUnknown(["type", "name", ...LAYER_FIELDS[type]]);
+  layer.rejectUnknown(["type", "name", ...CNN_LAYER_FIELDS[type]]);
   const name = layer.has("name") ? { name: layer.string("name") } : {};
   switch (type) {
     case "conv":
