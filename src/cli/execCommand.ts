@@ -123,7 +123,8 @@ export async function execBatchCommand(options: ExecOptions, io: Io): Promise<nu
   if (options.json) {
     writeJson(io, result);
   } else {
-    const next = result.trace.some((run) => run.batch === result.batchSize + 1) ? `, not at ${result.batchSize + 1}` : "";
+    const above = result.trace.find((run) => run.batch === result.batchSize + 1);
+    const next = above === undefined ? "" : `, not at ${result.batchSize + 1}${above.overBudget ? ": over the budget" : ""}`;
     const answer = result.batchSize === 0 ? `does not fit: the job ${result.trace.find((run) => run.batch === 1)?.overBudget ? "went over the budget" : "ran out of memory"} at batch 1` : `batch ${result.batchSize} (the job fits at ${result.batchSize}${next})`;
     io.out(`answer    ${answer} on ${deviceLabel(result.device!)}: ${result.runs} run${result.runs === 1 ? "" : "s"} in ${(result.elapsedMs / 1000).toFixed(1)} s`);
     io.out(`how       ${describeMethod(result)}`);

@@ -113,6 +113,9 @@ describe("vramfit batch --exec", () => {
     // Every run above the answer that exited 0 is marked; none at or below it.
     expect(trace.filter((r) => r.overBudget).every((r) => r.batch > truth && r.exitCode === 0 && !r.fits)).toBe(true);
     expect(trace.some((r) => r.batch === truth + 1 && !r.fits)).toBe(true);
+    // The human answer says why the next batch was refused.
+    const human = await runCli(["batch", "--exec", `${job} {batch}`, "--reserve", "4GiB"], machine(JOB));
+    expect(human.stdout).toMatch(/^answer {4}batch 67 \(the job fits at 67, not at 68: over the budget\) on 0: NVIDIA L4/);
   });
 
   it("exits 1 when not even batch 1 fits", async () => {
