@@ -30,6 +30,17 @@ boundary's live bytes give F(t) + P(t)*b, and the peak at batch b is max_t F(t) 
 checked by measuring a larger batch. Every boundary is labelled with vramfit's phase (`forward
 layers.3`, `backward fc`, `optimizer.step`; src/plan/stepPhases.ts) through module hooks.
 
+amp (resnet50, resnet152, vgg16 only; test/fixtures/torch-step-peaks-amp.json): torch.autocast("cpu",
+dtype=torch.bfloat16) around forward and the loss, backward and the optimizer outside, as
+torch.cuda.amp users write it. torch 1.13's CPU autocast does bf16 only; for these models' ops it
+casts and falls through as CUDA's fp16 autocast does (the document's `autocastKernels`, from this
+torch's dispatch table), bf16 and fp16 are both 2 bytes, and the weight-cast cache (cached_cast)
+serves both. The loss differs in form only: the CPU casts cross_entropy_loss's input to fp32, CUDA
+runs its log_softmax in fp32: one fp32 copy of the logits either way. GradScaler is CUDA-only in
+1.13 and not emulated: on CUDA scale() adds a 0-dim scaled loss and unscale_ works on the
+gradients in place (plus a 1-element found_inf per device), nothing per parameter or per sample.
+The transformers are refused: CUDA autocast runs layer_norm and softmax in fp32, the CPU in bf16.
+
 Models (vramfit preset, as PyTorch builds it):
   resnet50, resnet152, vgg16   torchvision, 224x224, cross-entropy over 1000 classes
   gpt2                         Hugging Face GPT2LMHeadModel (transformers 4.35, eager attention),
@@ -42,6 +53,7 @@ Usage (the system python, which has torch; OpenBLAS is used when installed, for 
     /usr/bin/python3 scripts/measure-step-peak.py --self-check
     /usr/bin/python3 scripts/measure-step-peak.py --out test/fixtures/torch-step-peaks.json
     /usr/bin/python3 scripts/measure-step-peak.py --cases gpt2/fp32/adam/foreach --batches 1,2 --check 4
+    /usr/bin/python3 scripts/measure-step-peak.py --cases resnet50/amp/sgd/foreach,... --out test/fixtures/torch-step-peaks-amp.json
 """
 import argparse
 import ctypes
@@ -484,8 +496,18 @@ DRY = {"hidden": 64, "layers": 2, "heads": 4, "vocab": 97, "positions": 32, "seq
 class Workload:
     """A model, its stages (for the labels) and a batch maker; `step_loss(batch)` runs forward and the loss."""
 
-    def __init__(self, name, dry_run=False):
+    def __init__(self, name, dry_run=False, precision="fp32", device="cpu"):
         self.name = name
+        # amp: torch.autocast around forward and the loss, backward and the optimizer outside, as
+        # torch.cuda.amp users write it. On the CPU torch 1.13 autocasts to bf16 only; for the CNNs'
+        # ops its policy matches CUDA's fp16 one (docs/memory-model.md, "amp, measured"), and both
+        # are 2 bytes. The transformers are refused: CUDA runs layer_norm and softmax in fp32, the
+        # CPU in bf16, so their activations would differ.
+        self.autocast = {"cpu": torch.bfloat16, "cuda": torch.float16}[device] if precision == "amp" else None
+        self.device = device
+        if precision not in ("fp32", "amp") or (precision == "amp" and name not in ("resnet50", "resnet152", "vgg16")):
+            raise SystemExit(f"{name}/{precision}: only fp32, and amp for resnet50/resnet152/vgg16, are measured "
+                             "(see docs/memory-model.md on amp)")
         torch.manual_seed(0)
         if name in ("resnet50", "resnet152", "vgg16"):
             import torchvision
@@ -532,9 +554,16 @@ class Workload:
     def loss(self, inputs, labels):
         """Forward and loss as a training loop calls them: the model's other outputs are dropped at once."""
         if self.kind == "cnn":
-            logits = self.model(inputs)
-            set_label("forward loss")
-            return F.cross_entropy(logits, labels)
+            if self.autocast is None:
+                logits = self.model(inputs)
+                set_label("forward loss")
+                return F.cross_entropy(logits, labels)
+            # Leaving the outermost autocast clears its weight-cast cache; the 16-bit weight copies
+            # that autograd saved stay live until backward has used them, as on CUDA.
+            with torch.autocast(self.device, dtype=self.autocast):
+                logits = self.model(inputs)
+                set_label("forward loss")
+                return F.cross_entropy(logits, labels)
         return self.model(inputs, labels)["loss"]
 
 
@@ -622,13 +651,13 @@ class Optimizer:
 
 # --- one measured step ----------------------------------------------------------------------------
 
-def measure(model_name, optimizer, implementation, batch, dry_run=False):
+def measure(model_name, precision, optimizer, implementation, batch, dry_run=False):
     """Records one steady-state step at `batch`: after a warm-up step (optimizer states exist) and
     zero_grad, forward + loss, backward, optimizer.step, zero_grad. Returns the records and totals."""
     global RECORDER
     gc.collect()
     empty = SHIM.live()
-    workload = Workload(model_name, dry_run)
+    workload = Workload(model_name, dry_run, precision)
     opt = Optimizer(workload.model.parameters(), optimizer, implementation)
     weights = SHIM.live() - empty
     warm_inputs = workload.make_batch(1)
@@ -735,11 +764,25 @@ def phase_curve(lines, batch):
     return [{"phase": phase, "bytes": round(value)} for phase, value in curve.items()]
 
 
+# The aten ops torchvision's CNNs and F.cross_entropy reach under autocast. Which of them autocast
+# registers a kernel for (a cast policy) or lets fall through (run in the input's dtype), on the CPU
+# and on CUDA, read from this torch's own dispatch table: the stand-in holds where they agree.
+AUTOCAST_OPS = ["aten::conv2d", "aten::batch_norm", "aten::relu_", "aten::max_pool2d", "aten::adaptive_avg_pool2d",
+                "aten::flatten.using_ints", "aten::add_.Tensor", "aten::linear", "aten::addmm", "aten::dropout",
+                "aten::cross_entropy_loss", "aten::log_softmax.int", "aten::nll_loss_nd", "aten::nll_loss"]
+
+
+def autocast_kernels():
+    table = {}
+    for op in AUTOCAST_OPS:
+        rows = dict(line.split(": ", 1) for line in torch._C._dispatch_dump_table(op).splitlines() if ": " in line)
+        table[op] = {key: "fallthrough" if "fallthrough" in rows.get(key, "fallthrough") else "kernel" for key in ("AutocastCPU", "AutocastCUDA")}
+    return table
+
+
 def run_case(case, batches, check, dry_run):
     model, precision, optimizer, implementation = case.split("/")
-    if precision != "fp32":
-        raise SystemExit(f"{case}: only fp32 is measured (see docs/memory-model.md on amp)")
-    runs = {b: measure(model, optimizer, implementation, b, dry_run) for b in sorted(set(batches + [check]))}
+    runs = {b: measure(model, precision, optimizer, implementation, b, dry_run) for b in sorted(set(batches + [check]))}
     b1, b2 = batches
     lines = fit(runs[b1]["records"], runs[b2]["records"], b1, b2)
     predicted, _ = peak_at(lines, check)
@@ -922,6 +965,14 @@ def main():
         "device": "cpu",
         "cases": results,
     }
+    if any(r["precision"] == "amp" for r in results):
+        document["autocast"] = (
+            "amp cases: torch.autocast('cpu', dtype=torch.bfloat16) around forward and the loss, backward and the "
+            "optimizer outside: torch 1.13's CPU stand-in for torch.cuda.amp's fp16 autocast (both 2 bytes; "
+            "not measured on a GPU). No GradScaler (CUDA-only in 1.13): on CUDA it adds a scaled 0-dim loss "
+            "and unscales the gradients in place. `autocastKernels`: which ops autocast casts (kernel) or "
+            "leaves to the input's dtype (fallthrough) on each device, from this torch's dispatch table.")
+        document["autocastKernels"] = autocast_kernels()
     if args.merge and args.out and os.path.exists(args.out):
         with open(args.out) as f:
             previous = json.load(f)

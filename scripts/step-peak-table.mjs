@@ -2,7 +2,7 @@
 // The table of docs/memory-model.md ("Checked against a real training step"): vramfit's step peak
 // next to the real PyTorch steps of test/fixtures/torch-step-peaks.json (scripts/measure-step-peak.py).
 // Like with like: allocated bytes, every tensor rounded up to 512 B, no context, no allocator segments.
-//   npm run build:ts && node scripts/step-peak-table.mjs [--json]
+//   npm run build:ts && node scripts/step-peak-table.mjs [--json] [--fixture test/fixtures/torch-step-peaks-amp.json]
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,7 +12,9 @@ const { buildPlan } = await import(resolve(root, "dist/plan/buildPlan.js"));
 const { largestBatchWithin, peakBytes, peakPhase, phasesOf } = await import(resolve(root, "dist/plan/memoryPlan.js"));
 const { presetWorkload } = await import(resolve(root, "dist/workload/presets.js"));
 
-const fixture = JSON.parse(readFileSync(resolve(root, "test/fixtures/torch-step-peaks.json"), "utf8"));
+const fixtureArg = process.argv.indexOf("--fixture");
+const fixturePath = fixtureArg > 0 ? process.argv[fixtureArg + 1] : "test/fixtures/torch-step-peaks.json";
+const fixture = JSON.parse(readFileSync(resolve(root, fixturePath), "utf8"));
 const allocated = (bytes) => Math.ceil(bytes / 512) * 512;
 
 /** The workload each case measured (the script trains BertForSequenceClassification: a 2-way classifier on the pooler). */
@@ -20,7 +22,7 @@ function planOf(c) {
   let workload = presetWorkload(c.model);
   if (c.model === "bert-base") workload = { ...workload, architecture: { ...workload.architecture, classes: 2 } };
   const seq = c.model === "gpt2" ? { seq: 1024 } : c.model === "bert-base" ? { seq: 512 } : {};
-  return buildPlan(workload, { mode: "train", precision: "fp32", optimizer: c.optimizer, optimizerImpl: c.optimizerImpl, attention: "eager", ...seq });
+  return buildPlan(workload, { mode: "train", precision: c.precision, optimizer: c.optimizer, optimizerImpl: c.optimizerImpl, attention: "eager", ...seq });
 }
 
 const rows = fixture.cases.map((c) => {
