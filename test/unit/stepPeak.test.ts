@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import type { Optimizer } from "../../src/plan/bytesPerParameter.js";
+import type { Optimizer, Precision } from "../../src/plan/bytesPerParameter.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { largestBatchWithin, peakBytes, phaseBytes, phasesOf, type MemoryPlan } from "../../src/plan/memoryPlan.js";
 import type { OptimizerImpl } from "../../src/plan/optimizerStep.js";
@@ -17,6 +17,7 @@ import type { Workload } from "../../src/workload/workload.js";
 interface MeasuredCase {
   case: string;
   model: string;
+  precision: Precision;
   optimizer: Optimizer;
   optimizerImpl: OptimizerImpl;
   parameterCount: number;
@@ -25,14 +26,18 @@ interface MeasuredCase {
   measuredPeakAtCheckBytes: number;
   budgetBytes: number;
   maxBatchForBudget: number;
+  peakAtMaxBatchBytes: number;
   peakPhaseAtMaxBatch: string;
 }
 
-const fixture = JSON.parse(readFileSync(new URL("../fixtures/torch-step-peaks.json", import.meta.url), "utf8")) as {
+interface Fixture {
   command: string;
   torch: string;
   cases: MeasuredCase[];
-};
+  autocastKernels?: Record<string, { AutocastCPU: string; AutocastCUDA: string }>;
+}
+const readFixture = (name: string): Fixture => JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8")) as Fixture;
+const fixture = readFixture("torch-step-peaks.json");
 
 /** The workload each case measured, as vramfit describes it. */
 function workloadOf(model: string): Workload {
@@ -44,7 +49,7 @@ function workloadOf(model: string): Workload {
 
 function planOf(c: MeasuredCase): MemoryPlan {
   const seq = c.model === "gpt2" ? { seq: 1024 } : c.model === "bert-base" ? { seq: 512 } : {};
-  return buildPlan(workloadOf(c.model), { mode: "train", precision: "fp32", optimizer: c.optimizer, optimizerImpl: c.optimizerImpl, attention: "eager", ...seq });
+  return buildPlan(workloadOf(c.model), { mode: "train", precision: c.precision, optimizer: c.optimizer, optimizerImpl: c.optimizerImpl, attention: "eager", ...seq });
 }
 
 const allocated = (bytes: number): number => Math.ceil(bytes / 512) * 512;
@@ -80,6 +85,44 @@ describe("the step's peak against real PyTorch steps (test/fixtures/torch-step-p
     const live = phaseBytes(plan, c.maxBatchForBudget, allocated);
     const inRealPeakStage = Math.max(...phasesOf(plan).map((phase, i) => (phase === c.peakPhaseAtMaxBatch || phase.startsWith(`${c.peakPhaseAtMaxBatch} `) ? live[i]! : 0)));
     expect(inRealPeakStage).toBeGreaterThanOrEqual(0.99 * Math.max(...live));
+  });
+});
+
+// KNOWN GAP, pinned so that it cannot change unnoticed: vramfit's `amp` against a real autocast
+// step (CPU bf16 standing in for CUDA fp16; no GPU figures). vramfit's largest batch is 0.6-1.4%
+// too large and its batch-4 peak a few MiB (vgg16 sgd/momentum: 183 MiB) too low, so these cases
+// are not in the fixture above. docs/memory-model.md ("amp, measured") says where it comes from.
+const amp = readFixture("torch-step-peaks-amp.json");
+const imageBytes = 3 * 224 * 224 * 4; // one fp32 224x224 RGB image: what the training loop feeds
+
+describe("KNOWN GAP: amp against real autocast steps (test/fixtures/torch-step-peaks-amp.json)", () => {
+  test("the fixture says how it was made: the CNNs, and CPU autocast casting as CUDA's does", () => {
+    expect(amp.command).toContain("scripts/measure-step-peak.py");
+    expect(amp.cases.map((c) => `${c.model}/${c.precision}`)).toEqual(expect.arrayContaining(["resnet50/amp", "resnet152/amp", "vgg16/amp"]));
+    expect(amp.cases.every((c) => c.precision === "amp")).toBe(true);
+    // Every op the CNNs reach is cast (or left alone) on both devices alike, but the loss: the CPU
+    // casts cross_entropy_loss's input, CUDA its log_softmax's, one fp32 copy of the logits either way.
+    const differ = Object.entries(amp.autocastKernels!).filter(([, k]) => k.AutocastCPU !== k.AutocastCUDA).map(([op]) => op);
+    expect(differ.sort()).toEqual(["aten::cross_entropy_loss", "aten::log_softmax.int"]);
+    expect(amp.autocastKernels!["aten::conv2d"]).toEqual({ AutocastCPU: "kernel", AutocastCUDA: "kernel" });
+  });
+
+  test.each(amp.cases.map((c) => [c.case, c] as const))("the measured peak is affine per op boundary: %s", (_, c) => {
+    expect(Math.abs(c.predictedPeakAtCheckBytes / c.measuredPeakAtCheckBytes - 1)).toBeLessThan(1e-4);
+  });
+
+  test.each(amp.cases.map((c) => [c.case, c] as const))("%s: vramfit's largest batch is 0-2% too large, by the fp32 input images", (_, c) => {
+    const plan = planOf(c);
+    expect(plan.parameterCount).toBe(c.parameterCount);
+    const ratio = largestBatchWithin(plan, c.budgetBytes, allocated) / c.maxBatchForBudget;
+    expect(ratio).toBeGreaterThan(1);
+    expect(ratio).toBeLessThan(1.02);
+    // At the real largest batch the real step holds what vramfit plans plus 4 bytes per input
+    // element: the fp32 images stay live beside the 16-bit copy conv1 saves, where vramfit plans
+    // one 16-bit input. Within 0.1%: the weights' layout differences cancel at this peak.
+    const gap = c.peakAtMaxBatchBytes - peakBytes(plan, c.maxBatchForBudget, allocated);
+    expect(gap / (c.maxBatchForBudget * imageBytes)).toBeGreaterThan(0.999);
+    expect(gap / (c.maxBatchForBudget * imageBytes)).toBeLessThan(1.001);
   });
 });
 
