@@ -874,12 +874,13 @@ def self_check():
             "dropout": "7x1000 fp32: output 28160 B + bool mask 7168 B"}
 
 
-def measure_cuda(model_name, optimizer, implementation, batches):
+def measure_cuda(model_name, precision, optimizer, implementation, batches):
     """On a GPU (not yet run: docs/validation.md): one step per batch, as measure() runs it, with
     torch.optim's own implementation, reporting torch.cuda.max_memory_allocated() (to compare with
-    vramfit's timeline) and max_memory_reserved() (with its allocator emulation)."""
+    vramfit's timeline) and max_memory_reserved() (with its allocator emulation). amp runs fp16
+    autocast with a GradScaler, as torch.cuda.amp's examples do: what the CPU's bf16 stand-in leaves out."""
     device = torch.device("cuda")
-    workload = Workload(model_name)
+    workload = Workload(model_name, precision=precision, device="cuda")
     workload.model.to(device)
     params = [p for p in workload.model.parameters() if p.requires_grad]
     flags = {"foreach": implementation == "foreach"} | ({"fused": True} if implementation == "fused" else {})
@@ -888,23 +889,26 @@ def measure_cuda(model_name, optimizer, implementation, batches):
     else:
         opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9 if optimizer == "momentum" else 0, **flags)
     on = lambda tensors: [t.to(device) for t in tensors]  # noqa: E731
-    workload.loss(*on(workload.make_batch(1))).backward()
-    opt.step()
-    opt.zero_grad(set_to_none=True)
+    scaler = torch.cuda.amp.GradScaler(enabled=precision == "amp")
+
+    def step(inputs):
+        scaler.scale(workload.loss(*inputs)).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+
+    step(on(workload.make_batch(1)))
     runs = []
     for batch in batches:
         inputs = on(workload.make_batch(batch))
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
-        loss = workload.loss(*inputs)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        step(inputs)
         torch.cuda.synchronize()
         runs.append({"batch": batch, "allocatedBeforeBytes": before, "maxAllocatedBytes": torch.cuda.max_memory_allocated(),
                      "maxReservedBytes": torch.cuda.max_memory_reserved()})
-        del loss, inputs
+        del inputs
     return runs
 
 
@@ -922,12 +926,12 @@ def main():
     args = parser.parse_args()
     if args.device == "cuda":
         cases = (args.cases or "resnet50/fp32/adam/foreach,resnet152/fp32/momentum/foreach,vgg16/fp32/adam/foreach,"
-                 "gpt2/fp32/adam/foreach,bert-base/fp32/adam/foreach").split(",")
+                 "gpt2/fp32/adam/foreach,bert-base/fp32/adam/foreach,resnet50/amp/sgd/foreach,vgg16/amp/adam/foreach").split(",")
         batches = [int(b) for b in args.batches.split(",")] + [args.check]
         results = []
         for case in cases:
-            model, _, optimizer, implementation = case.split("/")
-            results.append({"case": case, "runs": measure_cuda(model, optimizer, implementation, batches)})
+            model, precision, optimizer, implementation = case.split("/")
+            results.append({"case": case, "runs": measure_cuda(model, precision, optimizer, implementation, batches)})
         document = {"description": "One training step per batch on a GPU: torch.cuda.max_memory_allocated() and max_memory_reserved() "
                     "(reset before each step), the models and steps of the CPU reference.",
                     "command": "python3 scripts/measure-step-peak.py --device cuda " + " ".join(a for a in sys.argv[1:] if a not in ("--device", "cuda")),
