@@ -3,13 +3,14 @@
 // next to the real PyTorch steps of test/fixtures/torch-step-peaks.json (scripts/measure-step-peak.py).
 // Like with like: allocated bytes, every tensor rounded up to 512 B, no context, no allocator segments.
 //   npm run build:ts && node scripts/step-peak-table.mjs [--json] [--fixture test/fixtures/torch-step-peaks-amp.json]
+//   node scripts/step-peak-table.mjs --fixture … --phases vgg16/amp/sgd/foreach   (stage by stage, real against vramfit)
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { buildPlan } = await import(resolve(root, "dist/plan/buildPlan.js"));
-const { largestBatchWithin, peakBytes, peakPhase, phasesOf } = await import(resolve(root, "dist/plan/memoryPlan.js"));
+const { largestBatchWithin, peakBytes, peakPhase, phaseBytes, phasesOf } = await import(resolve(root, "dist/plan/memoryPlan.js"));
 const { presetWorkload } = await import(resolve(root, "dist/workload/presets.js"));
 
 const fixtureArg = process.argv.indexOf("--fixture");
@@ -42,7 +43,29 @@ const rows = fixture.cases.map((c) => {
   };
 });
 
-if (process.argv.includes("--json")) {
+const phasesArg = process.argv.indexOf("--phases");
+if (phasesArg > 0) {
+  // Where a case's bytes differ: each stage's most live bytes, as the script labels its ops
+  // (`backward layer4.2`), against the most of vramfit's phases in that stage, at the check batch
+  // and at the real largest batch.
+  const c = fixture.cases.find((x) => x.case === process.argv[phasesArg + 1]);
+  if (!c) {
+    console.error(`--phases: no case ${process.argv[phasesArg + 1]} in ${fixturePath}; expected one of ${fixture.cases.map((x) => x.case).join(", ")}`);
+    process.exit(2);
+  }
+  const plan = planOf(c);
+  const mib = (b) => (b / 2 ** 20).toFixed(1);
+  for (const [batch, real] of [[c.checkBatch, c.phasesAtCheck], [c.maxBatchForBudget, c.phasesAtMaxBatch]]) {
+    const live = phaseBytes(plan, batch, allocated);
+    const stage = new Map();
+    phasesOf(plan).forEach((phase, i) => {
+      const key = phase.split(" ").slice(0, 2).join(" ");
+      stage.set(key, Math.max(stage.get(key) ?? 0, live[i]));
+    });
+    console.log(`\n${c.case} at batch ${batch}\n| stage | real (MiB) | vramfit (MiB) | vramfit − real |\n|---|---|---|---|`);
+    for (const r of real.filter((r) => stage.has(r.phase))) console.log(`| ${r.phase} | ${mib(r.bytes)} | ${mib(stage.get(r.phase))} | ${mib(stage.get(r.phase) - r.bytes)} |`);
+  }
+} else if (process.argv.includes("--json")) {
   process.stdout.write(`${JSON.stringify(rows, null, 1)}\n`);
 } else {
   const mib = (b) => (b / 2 ** 20).toFixed(1);
