@@ -45,7 +45,7 @@ export function cnnPlan(workload: CnnWorkload, setup: ResolvedSetup): MemoryPlan
   if (setup.mode === "train") {
     // The step as a timeline (src/plan/cnnStep.ts); full checkpointing (torch.utils.checkpoint
     // around every top-level layer) recomputes each layer when backward reaches it.
-    const tape = cnnTape(network, run, e);
+    const tape = cnnTape(network, run, e, setup.precision === "amp");
     const step = tape.timeline(setup.checkpointing === "full" ? { recomputed: (op) => op.stage < tape.lossStage } : {});
     phases = step.phases.names;
     tensors.push(...modelStateTensors(groups, setup, { ...step, largestTensorElements: run.largestTensorElements }), ...step.tensors);

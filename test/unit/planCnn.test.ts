@@ -56,15 +56,21 @@ describe("CNN plans", () => {
     expect(at448 / at224).toBeLessThan(4.0);
   });
 
-  test("16-bit activations halve everything but the int64 max-pool indices", () => {
+  test("16-bit activations halve everything but the int64 max-pool indices; autocast keeps the fp32 images too", () => {
     const fp32 = buildPlan(resnet50, FP32_TRAIN);
+    const fp16 = buildPlan(resnet50, { ...FP32_TRAIN, precision: "fp16" });
     const amp = buildPlan(resnet50, { ...FP32_TRAIN, precision: "amp" });
     const indices = fp32.tensors.find((t) => t.name === "maxpool.indices")!.perSampleBytes;
     expect(indices).toBe(64 * 56 * 56 * 8);
-    expect(amp.tensors.find((t) => t.name === "maxpool.indices")!.perSampleBytes).toBe(indices);
+    expect(fp16.tensors.find((t) => t.name === "maxpool.indices")!.perSampleBytes).toBe(indices);
     const loss = 1000 * 4;
     const labels = 8; // the batch's int64 labels
-    expect(activationsPerSample(amp)).toBe((activationsPerSample(fp32) - indices - loss - labels) / 2 + indices + loss + labels);
+    const halved = (activationsPerSample(fp32) - indices - loss - labels) / 2 + indices + loss + labels;
+    expect(activationsPerSample(fp16)).toBe(halved);
+    // Under amp the loader's fp32 images stay live beside the 16-bit copy conv1 saves (measured
+    // against CPU autocast steps: test/unit/stepPeak.test.ts, docs/memory-model.md "amp, measured").
+    expect(amp.tensors.find((t) => t.name === "inputs.images")!.perSampleBytes).toBe(3 * 224 * 224 * 4);
+    expect(activationsPerSample(amp)).toBe(halved + 3 * 224 * 224 * 4);
   });
 
   test("full checkpointing keeps block inputs and one recomputed block: far less than all activations at the peak", () => {

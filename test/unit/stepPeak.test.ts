@@ -54,6 +54,26 @@ function planOf(c: MeasuredCase): MemoryPlan {
 
 const allocated = (bytes: number): number => Math.ceil(bytes / 512) * 512;
 
+/** vramfit's largest batch for the case's budget is within [0.97, 1.00] of the real one; returns the plan. */
+function expectLargestBatch(c: MeasuredCase): MemoryPlan {
+  const plan = planOf(c);
+  expect(plan.parameterCount).toBe(c.parameterCount);
+  const ratio = largestBatchWithin(plan, c.budgetBytes, allocated) / c.maxBatchForBudget;
+  expect(ratio).toBeGreaterThanOrEqual(0.97);
+  expect(ratio).toBeLessThanOrEqual(1);
+  return plan;
+}
+
+/** At the real largest batch, vramfit's timeline peaks in the stage the real step peaks in (within 1%). */
+function expectPeakStage(c: MeasuredCase): void {
+  // The script labels every op with the stage running it (`backward layer4.2`, `forward loss`);
+  // vramfit's phases name the op within the stage as well.
+  const plan = planOf(c);
+  const live = phaseBytes(plan, c.maxBatchForBudget, allocated);
+  const inRealPeakStage = Math.max(...phasesOf(plan).map((phase, i) => (phase === c.peakPhaseAtMaxBatch || phase.startsWith(`${c.peakPhaseAtMaxBatch} `) ? live[i]! : 0)));
+  expect(inRealPeakStage).toBeGreaterThanOrEqual(0.99 * Math.max(...live));
+}
+
 describe("the step's peak against real PyTorch steps (test/fixtures/torch-step-peaks.json)", () => {
   test("the fixture says how it was made and covers the issue's cases", () => {
     expect(fixture.command).toContain("scripts/measure-step-peak.py");
@@ -70,32 +90,20 @@ describe("the step's peak against real PyTorch steps (test/fixtures/torch-step-p
   });
 
   test.each(fixture.cases.map((c) => [c.case, c] as const))("%s: largest batch within [0.97, 1.00] of the real one, never below the real peak at the check batch", (_, c) => {
-    const plan = planOf(c);
-    expect(plan.parameterCount).toBe(c.parameterCount);
-    const ratio = largestBatchWithin(plan, c.budgetBytes, allocated) / c.maxBatchForBudget;
-    expect(ratio).toBeGreaterThanOrEqual(0.97);
-    expect(ratio).toBeLessThanOrEqual(1);
+    const plan = expectLargestBatch(c);
     expect(peakBytes(plan, c.checkBatch, allocated)).toBeGreaterThanOrEqual(c.measuredPeakAtCheckBytes);
   });
 
-  test.each(fixture.cases.map((c) => [c.case, c] as const))("%s: the timeline peaks where the real step does (within 1%)", (_, c) => {
-    // The script labels every op with the stage running it (`backward layer4.2`, `forward loss`);
-    // vramfit's phases name the op within the stage as well.
-    const plan = planOf(c);
-    const live = phaseBytes(plan, c.maxBatchForBudget, allocated);
-    const inRealPeakStage = Math.max(...phasesOf(plan).map((phase, i) => (phase === c.peakPhaseAtMaxBatch || phase.startsWith(`${c.peakPhaseAtMaxBatch} `) ? live[i]! : 0)));
-    expect(inRealPeakStage).toBeGreaterThanOrEqual(0.99 * Math.max(...live));
-  });
+  test.each(fixture.cases.map((c) => [c.case, c] as const))("%s: the timeline peaks where the real step does (within 1%)", (_, c) => expectPeakStage(c));
 });
 
-// KNOWN GAP, pinned so that it cannot change unnoticed: vramfit's `amp` against a real autocast
-// step (CPU bf16 standing in for CUDA fp16; no GPU figures). vramfit's largest batch is 0.6-1.4%
-// too large and its batch-4 peak a few MiB (vgg16 sgd/momentum: 183 MiB) too low, so these cases
-// are not in the fixture above. docs/memory-model.md ("amp, measured") says where it comes from.
+// amp against real autocast steps: CPU bf16 autocast standing in for CUDA fp16 (2 bytes an element
+// on both; the CNNs' ops are cast alike on both devices, checked below), so no GPU figures.
+// docs/memory-model.md ("amp, measured") has the table and where the differences come from.
 const amp = readFixture("torch-step-peaks-amp.json");
-const imageBytes = 3 * 224 * 224 * 4; // one fp32 224x224 RGB image: what the training loop feeds
+const MiB = 2 ** 20;
 
-describe("KNOWN GAP: amp against real autocast steps (test/fixtures/torch-step-peaks-amp.json)", () => {
+describe("amp against real autocast steps (test/fixtures/torch-step-peaks-amp.json)", () => {
   test("the fixture says how it was made: the CNNs, and CPU autocast casting as CUDA's does", () => {
     expect(amp.command).toContain("scripts/measure-step-peak.py");
     expect(amp.cases.map((c) => `${c.model}/${c.precision}`)).toEqual(expect.arrayContaining(["resnet50/amp", "resnet152/amp", "vgg16/amp"]));
@@ -111,18 +119,23 @@ describe("KNOWN GAP: amp against real autocast steps (test/fixtures/torch-step-p
     expect(Math.abs(c.predictedPeakAtCheckBytes / c.measuredPeakAtCheckBytes - 1)).toBeLessThan(1e-4);
   });
 
-  test.each(amp.cases.map((c) => [c.case, c] as const))("%s: vramfit's largest batch is 0-2% too large, by the fp32 input images", (_, c) => {
-    const plan = planOf(c);
-    expect(plan.parameterCount).toBe(c.parameterCount);
-    const ratio = largestBatchWithin(plan, c.budgetBytes, allocated) / c.maxBatchForBudget;
-    expect(ratio).toBeGreaterThan(1);
-    expect(ratio).toBeLessThan(1.02);
-    // At the real largest batch the real step holds what vramfit plans plus 4 bytes per input
-    // element: the fp32 images stay live beside the 16-bit copy conv1 saves, where vramfit plans
-    // one 16-bit input. Within 0.1%: the weights' layout differences cancel at this peak.
-    const gap = c.peakAtMaxBatchBytes - peakBytes(plan, c.maxBatchForBudget, allocated);
-    expect(gap / (c.maxBatchForBudget * imageBytes)).toBeGreaterThan(0.999);
-    expect(gap / (c.maxBatchForBudget * imageBytes)).toBeLessThan(1.001);
+  // The fp32 images the loader feeds stay live beside the 16-bit copy the first layer saves
+  // (src/plan/cnnStep.ts): without them the largest batch was 0.6-1.4% too large.
+  test.each(amp.cases.map((c) => [c.case, c] as const))("%s: largest batch within [0.97, 1.00] of the real one, within 1 MiB of its peak there", (_, c) => {
+    const plan = expectLargestBatch(c);
+    expect(Math.abs(peakBytes(plan, c.maxBatchForBudget, allocated) - c.peakAtMaxBatchBytes)).toBeLessThan(MiB);
+  });
+
+  test.each(amp.cases.map((c) => [c.case, c] as const))("%s: the timeline peaks where the real step does (within 1%)", (_, c) => expectPeakStage(c));
+
+  // KNOWN GAP, pinned so that it cannot change unnoticed: at a small batch vramfit's `amp` plans
+  // ZeRO's layout (16-bit weights and gradients, an fp32 master copy) where an autocast step keeps
+  // fp32 weights and gradients and holds a layer's gradient in 16 and 32 bits while backward casts
+  // it: at batch 4 vramfit is up to 181 MiB low (vgg16's 103 M-parameter classifier, sgd and
+  // momentum), a few MiB for the ResNets, exact for vgg16 with Adam.
+  test.each(amp.cases.map((c) => [c.case, c] as const))("KNOWN GAP %s: at the check batch at most 200 MiB below the real peak", (_, c) => {
+    const gap = c.measuredPeakAtCheckBytes - peakBytes(planOf(c), c.checkBatch, allocated);
+    expect(gap).toBeLessThan(200 * MiB);
   });
 });
 
