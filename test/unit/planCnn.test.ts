@@ -73,6 +73,16 @@ describe("CNN plans", () => {
     expect(activationsPerSample(amp)).toBe(halved + 3 * 224 * 224 * 4);
   });
 
+  test("a vision transformer under amp keeps the fp32 pixels too, and saves their 16-bit cast for the patch embedding", () => {
+    const vit = presetWorkload("vit-b16")!;
+    const fp16 = buildPlan(vit, { ...FP32_TRAIN, precision: "fp16" });
+    const amp = buildPlan(vit, { ...FP32_TRAIN, precision: "amp" });
+    const pixels = 3 * 224 * 224;
+    expect(fp16.tensors.find((t) => t.name === "inputs.pixel_values")!.perSampleBytes).toBe(2 * pixels);
+    expect(amp.tensors.find((t) => t.name === "inputs.pixel_values")!.perSampleBytes).toBe(4 * pixels);
+    expect(amp.tensors.find((t) => t.name === "inputs.pixel_values_16bit")!.perSampleBytes).toBe(2 * pixels);
+  });
+
   test("full checkpointing keeps block inputs and one recomputed block: far less than all activations at the peak", () => {
     const resnet152 = presetWorkload("resnet152")!;
     const all = planTotals(buildPlan(resnet152, FP32_TRAIN)).perSampleBytes;
