@@ -13,7 +13,7 @@ import { OPTIMIZER_IMPLS } from "./plan/optimizerStep.js";
 import { KV_CACHE_FORMATS, WEIGHT_FORMATS } from "./plan/quantization.js";
 import { checkBatchBytes, checkPlanBytes } from "./plan/planLimits.js";
 import { ATTENTION_KINDS, CHECKPOINTING, MODES, checkSetupRules, type RunSetup, type SetupOptions } from "./plan/setup.js";
-import { CNN_LAYER_FIELDS, CNN_LAYER_TYPES, type CnnLayer } from "./workload/cnn.js";
+import { CNN_LAYER_FIELDS, CNN_LAYER_TYPES } from "./workload/cnn.js";
 import { FieldReader } from "./workload/fields.js";
 import { LIMITS, checkTransformerLimits, jsonValueDepth } from "./workload/limits.js";
 import { PROJECTIONS } from "./workload/transformer.js";
@@ -136,7 +136,6 @@ function validateArchitecture(label: string, value: unknown): void {
   checkTransformerLimits((key) => arch.label(key), "layers", value as never);
 }
 
-
 const REQUIRED_LAYER_FIELDS: Record<string, readonly string[]> = {
   conv: ["out", "kernel"],
   maxpool: ["kernel"],
@@ -164,7 +163,7 @@ function validateNetwork(label: string, value: unknown): void {
     if (count > LIMITS.cnnLayers) throw network.fail("layers", `at most ${formatLimit(LIMITS.cnnLayers)} layers, nested ones included (vramfit's limit)`, `more than ${LIMITS.cnnLayers} layers`);
     for (const layer of layers) {
       const type = layer.oneOf("type", CNN_LAYER_TYPES);
-      layer.rejectUnknown(["type", "name", ...CNN_LAYER_FIELDS[type as CnnLayer["type"]]]);
+      layer.rejectUnknown(["type", "name", ...CNN_LAYER_FIELDS[type]]);
       if (layer.has("name")) layer.string("name");
       for (const key of ["out", "kernel", "stride", "dilation", "groups", "size"]) if (layer.has(key)) layer.count(key);
       if (layer.has("padding")) layer.count("padding", { min: 0 });

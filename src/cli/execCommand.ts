@@ -71,9 +71,15 @@ function describeStart(start: JobSearchStart, io: Io): void {
   if (start.logDir !== null) io.err(`logs      ${start.logDir}`);
 }
 
+/** Why a run does not fit: the framework's out-of-memory error, or a peak past the budget asked for. */
+function refusal(run: JobRun): string {
+  if (run.overBudget) return "over the budget";
+  return `out of memory${run.outOfMemory === undefined ? "" : ` (${run.outOfMemory})`}`;
+}
+
 /** One line per run, as it ends. */
 export function describeRun(run: JobRun, index: number): string {
-  const verdict = run.fits ? "fits" : run.overBudget ? "over the budget" : `out of memory${run.outOfMemory === undefined ? "" : ` (${run.outOfMemory})`}`;
+  const verdict = run.fits ? "fits" : refusal(run);
   const peak = run.peakBytes === null ? "peak unmeasured" : `peak ${formatBytes(run.peakBytes)} (${run.peakSource})`;
   const leftovers = run.killedLeftovers ? "; killed processes it left running" : "";
   return `run ${String(index).padStart(2)}  batch ${String(run.batch).padEnd(6)} ${verdict.padEnd(28)} ${peak.padEnd(32)} ${run.seconds.toFixed(2)} s${leftovers}`;
@@ -125,7 +131,8 @@ export async function execBatchCommand(options: ExecOptions, io: Io): Promise<nu
   } else {
     const above = result.trace.find((run) => run.batch === result.batchSize + 1);
     const next = above === undefined ? "" : `, not at ${result.batchSize + 1}${above.overBudget ? ": over the budget" : ""}`;
-    const answer = result.batchSize === 0 ? `does not fit: the job ${result.trace.find((run) => run.batch === 1)?.overBudget ? "went over the budget" : "ran out of memory"} at batch 1` : `batch ${result.batchSize} (the job fits at ${result.batchSize}${next})`;
+    const first = result.trace.find((run) => run.batch === 1);
+    const answer = result.batchSize === 0 ? `does not fit: the job ${first?.overBudget ? "went over the budget" : "ran out of memory"} at batch 1` : `batch ${result.batchSize} (the job fits at ${result.batchSize}${next})`;
     io.out(`answer    ${answer} on ${deviceLabel(result.device!)}: ${result.runs} run${result.runs === 1 ? "" : "s"} in ${(result.elapsedMs / 1000).toFixed(1)} s`);
     io.out(`how       ${describeMethod(result)}`);
     io.out(`logs      ${result.logDir}`);

@@ -29,22 +29,29 @@ export interface AllocatorModel {
 
 /** The raw model: the tensors live when their 2 MiB-rounded sum peaks, each one cuMemAlloc. */
 function rawAllocations({ order, bytes }: AllocationTrace): number[] {
-  const live = new Uint8Array(bytes.length);
-  let held = 0;
+  /** Replays the step's first `steps` events: what is live after them, and each change of the held bytes. */
+  const replay = (steps: number, held?: (bytes: number, step: number) => void): Uint8Array => {
+    const live = new Uint8Array(bytes.length);
+    let total = 0;
+    for (let k = 0; k < steps; k++) {
+      const code = order[k]!;
+      const tensor = code >= 0 ? code : ~code;
+      // An empty tensor, or a free of what is not live, changes nothing.
+      if (bytes[tensor]! <= 0 || live[tensor] === (code >= 0 ? 1 : 0)) continue;
+      live[tensor] = code >= 0 ? 1 : 0;
+      total += (code >= 0 ? 1 : -1) * roundUp(bytes[tensor]!, DRIVER_PAGE_BYTES);
+      held?.(total, k);
+    }
+    return live;
+  };
   let peak = 0;
   let peakAt = -1;
-  order.forEach((code, k) => {
-    const tensor = code >= 0 ? code : ~code;
-    if (bytes[tensor]! <= 0 || live[tensor] === (code >= 0 ? 1 : 0)) return;
-    live[tensor] = code >= 0 ? 1 : 0;
-    held += (code >= 0 ? 1 : -1) * roundUp(bytes[tensor]!, DRIVER_PAGE_BYTES);
-    if (held > peak) [peak, peakAt] = [held, k];
+  replay(order.length, (total, k) => {
+    if (total > peak) [peak, peakAt] = [total, k];
   });
-  live.fill(0);
-  for (let k = 0; k <= peakAt; k++) live[order[k]! >= 0 ? order[k]! : ~order[k]!] = order[k]! >= 0 ? 1 : 0;
+  const live = replay(peakAt + 1);
   const sizes: number[] = [];
-  // In the order they were allocated.
-  for (let k = 0; k <= peakAt; k++) if (order[k]! >= 0 && live[order[k]!] === 1 && bytes[order[k]!]! > 0) sizes.push(bytes[order[k]!]!);
+  for (let k = 0; k <= peakAt; k++) if (order[k]! >= 0 && live[order[k]!] === 1) sizes.push(bytes[order[k]!]!); // in the order allocated
   return sizes;
 }
 

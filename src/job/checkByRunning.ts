@@ -3,7 +3,7 @@ import { validateCheckByRunning } from "../validate.js";
 import type { DeviceSummary } from "../fit/target.js";
 import { checkJobCommand } from "./jobCommand.js";
 import { jobDeviceSummary } from "./jobDevices.js";
-import { withJobSession, type JobSessionOptions } from "./jobSession.js";
+import { judgedRun, withJobSession, type JobSessionOptions } from "./jobSession.js";
 import type { JobRun } from "./runJob.js";
 
 /** The answer of `vramfit check --exec` (its `--json` object). */
@@ -31,7 +31,7 @@ export async function checkByRunning(command: string, batch: number, options: Jo
   checkJobCommand(command, "command");
   return withJobSession(command, options, async (runner, context) => {
     const started = performance.now();
-    const run = await runner(batch);
+    const run = judgedRun(await runner(batch), context.budgetBytes, options);
     const devices = context.devices.map(jobDeviceSummary);
     return {
       fits: run.fits,

@@ -155,7 +155,8 @@ async function search(job: JobRunner | ((batch: number) => Promise<JobRun>), opt
   options.onStart?.({ devices: summaries, budgetBytes: context.budgetBytes, logDir: context.logDir, memorySource: context.memorySource });
   const run = async (batch: number): Promise<JobRun> => {
     const before = performance.now();
-    const result = context.command === null ? judgedRun(outcomeRun(batch, await (job as JobRunner)(batch), (performance.now() - before) / 1000), context.budgetBytes, options) : await (job(batch) as Promise<JobRun>);
+    const ran = context.command === null ? outcomeRun(batch, await (job as JobRunner)(batch), (performance.now() - before) / 1000) : await (job(batch) as Promise<JobRun>);
+    const result = judgedRun(ran, context.budgetBytes, options);
     options.onRun?.(result);
     return result;
   };

@@ -99,7 +99,7 @@ export async function withJobSession<T>(
       if (command === null) throw new Error("no command to run");
       // The device's used memory before the run: the fallback peak is the rise over it.
       const baseline = read === undefined ? undefined : await usedBytesNow(read, uuids).catch(() => undefined);
-      const run = await runJobAtBatch(command, batch, {
+      return runJobAtBatch(command, batch, {
         logDir: context.logDir!,
         runTimeoutMs: options.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
         env: options.env ?? process.env,
@@ -107,7 +107,6 @@ export async function withJobSession<T>(
         ...(options.signal !== undefined && { signal: options.signal }),
         ...(read !== undefined && baseline !== undefined && { measure: (pid: number) => samplePeaks(read, uuids, pid, baseline) }),
       });
-      return judgedRun(run, context.budgetBytes, options);
     };
     return work(runner, context);
   });

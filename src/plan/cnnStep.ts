@@ -25,11 +25,8 @@ export function cnnStages(network: CnnNetwork): string[] {
  * The tape of one training step: each storage named after the first op that saves it (the
  * names of traceCnn's `saved`), outputs nothing saves as `<layer>.output` (workspace). The batch's
  * images and labels are inputs; batch norm's fp32 mean and inverse std are two small outputs of
- * each batch norm (`e` bytes per activation element). Under autocast (`autocast`: `--precision
- * amp`) the loader's images are fp32 and stay so for the step; the first layer casts them, and
- * the 16-bit copy is what it saves for backward: 6 bytes an input element, where a 16-bit model
- * fed 16-bit images holds 2. Measured against CPU autocast steps (docs/memory-model.md, "amp,
- * measured"): without the fp32 images the largest batch came out 0.6-1.4% too large.
+ * each batch norm (`e` bytes per activation element). Under autocast the images are the
+ * loader's fp32 ones and the first layer's 16-bit copy (TrainingTape.floatInput).
  */
 export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocast = false): TrainingTape {
   const stages = cnnStages(network);
@@ -37,14 +34,9 @@ export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocas
   const savedName = new Map(trace.saved.map((s) => [s.storage, s.name]));
   const perSample = (bytes: number): Size => ({ fixedBytes: 0, perSampleBytes: bytes });
   const image = trace.values[0]!;
-  const imageName = savedName.get(image.storage) ?? "inputs.images";
-  let images: number;
-  if (autocast) {
-    const loaded = tape.input("inputs.images", perSample(image.elements * 4));
-    [images] = tape.op(0, "autocast", [loaded], [{ name: imageName === "inputs.images" ? "inputs.images_16bit" : imageName, size: perSample(image.elements * e) }]) as [number];
-  } else {
-    images = tape.input(imageName, perSample(image.elements * e));
-  }
+  const saved = savedName.get(image.storage);
+  // Named after the layer that saves them: the 16-bit copy under autocast, else the images themselves.
+  const images = tape.floatInput(autocast || saved === undefined ? "inputs.images" : saved, saved ?? "inputs.images_16bit", image.elements, e, autocast);
   const values = new Map<number, number>([[0, images]]);
   const at = (v: number): number => {
     const id = values.get(v);

@@ -240,9 +240,13 @@ export function traceOfEvents(events: readonly AllocationEvent[]): AllocationTra
       order[k] = sizes.length;
       sizes.push(e.bytes);
     } else {
-      const slot = slotOf.get(e.tensor);
-      // A free of a tensor never allocated frees nothing: an empty slot.
-      order[k] = ~(slot ?? sizes.push(0) - 1);
+      let slot = slotOf.get(e.tensor);
+      if (slot === undefined) {
+        // A free of a tensor never allocated frees nothing: an empty slot of its own.
+        slot = sizes.length;
+        sizes.push(0);
+      }
+      order[k] = ~slot;
     }
   });
   return { order, bytes: Float64Array.from(sizes) };

@@ -92,13 +92,9 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
   };
 
   // Embeddings (stage 0): the batch's token ids, the lookups, their sum, dropout.
-  // A vision model's pixels: under autocast the loader's fp32 images stay live and the patch
-  // embedding saves its 16-bit cast, as for the CNNs (cnnStep.ts, measured there).
-  const pixels = arch.vision ? arch.vision.channels * shape.imageSize * shape.imageSize : 0;
-  const loaded = arch.vision
-    ? tape.input("inputs.pixel_values", perSample((setup.precision === "amp" ? 4 : e) * pixels))
+  const ids = arch.vision
+    ? tape.floatInput("inputs.pixel_values", "inputs.pixel_values_16bit", arch.vision.channels * shape.imageSize * shape.imageSize, e, setup.precision === "amp")
     : tape.input("inputs.input_ids", perSample(8 * s));
-  const ids = arch.vision && setup.precision === "amp" ? tape.op(0, "autocast", [loaded], [{ name: "inputs.pixel_values_16bit", size: perSample(e * pixels) }])[0]! : loaded;
   const firstInputName = arch.postNorm ? "layers.0.attention.input" : "layers.0.norm1.input";
   let x: number;
   /** Lookups a base model keeps as locals until it returns (GPT2Model.forward's inputs_embeds and position_embeds). */

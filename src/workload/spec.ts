@@ -91,7 +91,6 @@ function transformer(spec: FieldReader): Workload {
   return { kind: "transformer", name: spec.string("name", spec.file), architecture };
 }
 
-
 function cnnLayer(layer: FieldReader): CnnLayer {
   const type = layer.oneOf("type", CNN_LAYER_TYPES);
   layer.rejectUnknown(["type", "name", ...CNN_LAYER_FIELDS[type]]);
