@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Python environments for the tests that run PyTorch itself, made offline from the wheel indexes that pip is
+# configured with on these machines (`pip config list`); sourced by .ci/run, usable by hand:
+#   source .ci/python-envs.sh && echo "$VRAMFIT_TORCH_CPU_PYTHON $VRAMFIT_TORCH_CUDA_PYTHON"
+# cpu:  torch 2.13.0 (the CPU build), transformers 5.18.0, peft, timm, pytest: the tracer (python/) and real CPU steps.
+# cuda: torch 2.14.1 (the CUDA 13 build) without its cuBLAS, cuDNN and CUDA runtime, which vramfit's stubs stand in
+#       for (native/), plus the CUDA libraries it links and vramfit does not stub: the simulated GPU and PyTorch's
+#       genuine caching allocator (libc10_cuda.so).
+# Each environment is kept under ~/.cache/vramfit/venvs, keyed by its requirements, and made again when they change.
+# Where one cannot be made (no index, no python3.11), its variable stays unset and the tests that need it say so.
+
+vramfit_venv_root=${VRAMFIT_VENV_ROOT:-$HOME/.cache/vramfit/venvs}
+vramfit_torch_cpu_reqs=(torch==2.13.0 transformers==5.18.0 peft timm pytest)
+vramfit_torch_cuda_nodeps=(torch==2.14.1 nvidia-cusparse nvidia-cufft nvidia-cufile nvidia-curand nvidia-cuda-nvrtc
+  nvidia-nvjitlink nvidia-cusparselt-cu13 nvidia-nccl-cu13 nvidia-nvshmem-cu13)
+vramfit_torch_cuda_reqs=(filelock 'typing-extensions>=4.10' 'setuptools>=77' sympy networkx jinja2 fsspec numpy pytest
+  transformers==5.18.0 accelerate pytorch-lightning)
+
+# The configured local indexes as pip arguments: the first as --index-url, so pip never tries its unreachable default.
+vramfit_pip_indexes() {
+  local urls first rest
+  urls=$(pip config get global.extra-index-url 2>/dev/null || true)
+  [[ -n $urls ]] || urls=$(pip config get global.index-url 2>/dev/null || true)
+  [[ -n $urls ]] || return 1
+  read -r first rest <<<"$urls"
+  printf '%s\n' --index-url "$first"
+  for u in $rest; do printf '%s\n' --extra-index-url "$u"; done
+}
+
+# vramfit_venv NAME "NODEPS..." -- "REQS..." : prints the venv's python once it is complete.
+vramfit_venv() {
+  local name=$1 dir key
+  local -a nodeps reqs indexes
+  shift
+  while [[ $# -gt 0 && $1 != -- ]]; do nodeps+=("$1"); shift; done
+  shift
+  reqs=("$@")
+  mapfile -t indexes < <(vramfit_pip_indexes) || return 1
+  ((${#indexes[@]})) || return 1
+  dir="$vramfit_venv_root/$name"
+  key=$(printf '%s\n' "${nodeps[@]}" -- "${reqs[@]}" | sha256sum | cut -c1-16)
+  if [[ -f $dir/.vramfit-key && $(cat "$dir/.vramfit-key") == "$key" ]]; then
+    echo "$dir/bin/python"
+    return 0
+  fi
+  rm -rf "$dir"
+  mkdir -p "$vramfit_venv_root"
+  python3 -m venv "$dir" >&2 || return 1
+  if ((${#nodeps[@]})); then
+    "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" --no-deps "${nodeps[@]}" >&2 || return 1
+  fi
+  "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" "${reqs[@]}" >&2 || return 1
+  echo "$key" >"$dir/.vramfit-key"
+  echo "$dir/bin/python"
+}
+
+if py=$(vramfit_venv torch-2.13.0-cpu -- "${vramfit_torch_cpu_reqs[@]}"); then
+  export VRAMFIT_TORCH_CPU_PYTHON=$py
+else
+  echo "== could not make the torch 2.13.0 (CPU) environment: the tests that need it skip and say so" >&2
+fi
+if py=$(vramfit_venv torch-2.14.1-cuda "${vramfit_torch_cuda_nodeps[@]}" -- "${vramfit_torch_cuda_reqs[@]}"); then
+  export VRAMFIT_TORCH_CUDA_PYTHON=$py
+else
+  echo "== could not make the torch 2.14.1 (CUDA 13) environment: the tests that need it skip and say so" >&2
+fi
