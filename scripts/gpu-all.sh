@@ -8,7 +8,7 @@
 #     nvidia-smi.txt        the GPU, its driver and its memory, before anything runs
 #     validate.json         scripts/gpu-validate.mjs: info, probes, leaks, signals, contexts
 #     sim-vs-gpu.json       scripts/sim-vs-gpu.mjs: a bare context, small allocations' pages
-#     step-peaks.json       scripts/measure-step-peak.py --device cuda: the step's allocated and
+#     step-peaks.json       scripts/reference/measure-step-peak.py --device cuda: the step's allocated and
 #                           reserved peaks at batches 2, 3 and 4, against the timeline
 #     gpu-compare/          scripts/gpu-compare.sh: the device search against PyTorch's own
 #                           real-step search, resnet152 and bert-large
@@ -71,7 +71,7 @@ if [[ $part == 1 || $part == all ]]; then
   check sim-vs-gpu 45 bash -c "node scripts/sim-vs-gpu.mjs --device $device > '$out/sim-vs-gpu.json'"
   step_args=(--device cuda --batches 2,3 --check 4)
   (( dry_run )) && step_args=(--dry-run --cases resnet50/fp32/momentum/foreach)
-  check step-peaks 150 "$python" scripts/measure-step-peak.py "${step_args[@]}" --out "$out/step-peaks.json"
+  check step-peaks 150 "$python" scripts/reference/measure-step-peak.py "${step_args[@]}" --out "$out/step-peaks.json"
   check gpu-compare 180 env PYTHON="$python" scripts/gpu-compare.sh --out "$out/gpu-compare" --device "$device" --models resnet152,bert-large "${dry[@]}"
 fi
 if [[ $part == 2 || $part == all ]]; then

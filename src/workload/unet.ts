@@ -98,7 +98,7 @@ interface Storage {
 
 /**
  * Runs the UNet symbolically on one sample with `latent`² latents and records what PyTorch's
- * autograd saves (the op sequence of diffusers' modules, as scripts/sd21_unet.py rebuilds them):
+ * autograd saves (the op sequence of diffusers' modules, as scripts/reference/sd21_unet.py rebuilds them):
  * GroupNorm, LayerNorm, SiLU, GeLU, convolutions and linears save their inputs (norms also fp32
  * mean and rstd per group or token); the element-wise product its two factors; attention the
  * head-major copies of Q, K, V and, eager (diffusers' AttnProcessor: baddbmm, softmax, bmm), the

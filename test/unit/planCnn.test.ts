@@ -1,4 +1,4 @@
-// CNN (and ViT) activations against what PyTorch's autograd saves, measured by scripts/measure-activations.py.
+// CNN (and ViT) activations against what PyTorch's autograd saves, measured by scripts/reference/measure-activations.py.
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { VramfitError } from "../../src/errors.js";
@@ -15,7 +15,7 @@ interface MeasuredModel {
   perSampleBytes: number;
   fixedBytes: number;
 }
-// Made by `/usr/bin/python3 scripts/measure-activations.py` (torch 1.13, torchvision 0.14, CPU, fp32,
+// Made by `/usr/bin/python3 scripts/reference/measure-activations.py` (torch 1.13, torchvision 0.14, CPU, fp32,
 // train mode, batch 1 and 2): the fixture records its command and versions.
 const fixture = JSON.parse(readFileSync(new URL("../fixtures/torch-saved-activations.json", import.meta.url), "utf8")) as {
   torch: string;
@@ -33,7 +33,7 @@ const activationsPerSample = (plan: MemoryPlan): number =>
 describe("per-sample activations within 10% of what PyTorch autograd saves (fixture)", () => {
   test("the fixture covers the four models of issue 3 and says how it was made", () => {
     expect(fixture.models.map((m) => m.model).sort()).toEqual(["resnet152", "resnet50", "vgg16", "vit_b_16"]);
-    expect(fixture.command).toContain("scripts/measure-activations.py");
+    expect(fixture.command).toContain("scripts/reference/measure-activations.py");
     expect(fixture.torch).toMatch(/^\d+\.\d+/);
   });
 

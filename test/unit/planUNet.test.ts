@@ -25,7 +25,7 @@ describe("parameter counts", () => {
   });
 });
 
-describe("saved activations against PyTorch (scripts/measure-activations.py --unet, diffusers' modules rebuilt in plain torch)", () => {
+describe("saved activations against PyTorch (scripts/reference/measure-activations.py --unet, diffusers' modules rebuilt in plain torch)", () => {
   const fixture = new URL("../fixtures/torch-saved-activations-unet.json", import.meta.url);
   test("per sample at 512² (64² latents), fp32, eager attention: within 5% of the storages autograd saved", () => {
     const measured = JSON.parse(readFileSync(fixture, "utf8")) as { models: { latent: number; parameterCount: number; perSampleBytes: number }[] };
@@ -37,7 +37,7 @@ describe("saved activations against PyTorch (scripts/measure-activations.py --un
   });
 
   test("the trace at 8² and 32² latents equals what the same measurement gave there (38,568,344 and 607,021,184 bytes per sample)", () => {
-    // /usr/bin/python3 scripts/measure-activations.py --unet --latent 8 (batch 1 less its 432 batch-independent bytes) and --latent 32.
+    // /usr/bin/python3 scripts/reference/measure-activations.py --unet --latent 8 (batch 1 less its 432 batch-independent bytes) and --latent 32.
     const bytes = (latent: number) => traceUNet(sd21UNet(), latent, "eager").saved.reduce((sum, s) => sum + (s.kind === "cast" ? 0 : 4 * s.elements), 0);
     expect(bytes(8)).toBe(38_568_344);
     expect(bytes(32)).toBe(607_021_184);

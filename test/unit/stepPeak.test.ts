@@ -1,4 +1,4 @@
-// vramfit's step peak against real PyTorch training steps, measured by scripts/measure-step-peak.py.
+// vramfit's step peak against real PyTorch training steps, measured by scripts/reference/measure-step-peak.py.
 //
 // Like with like: both sides count allocated bytes — every tensor rounded up to 512 B as PyTorch's
 // CUDA caching allocator rounds a request (torch.cuda.memory_allocated()) — with no CUDA context,
@@ -76,7 +76,7 @@ function expectPeakStage(c: MeasuredCase): void {
 
 describe("the step's peak against real PyTorch steps (test/fixtures/torch-step-peaks.json)", () => {
   test("the fixture says how it was made and covers the issue's cases", () => {
-    expect(fixture.command).toContain("scripts/measure-step-peak.py");
+    expect(fixture.command).toContain("scripts/reference/measure-step-peak.py");
     const models = new Set(fixture.cases.map((c) => c.model));
     expect([...models].sort()).toEqual(["bert-base", "gpt2", "resnet152", "resnet50", "vgg16"]);
     for (const model of models) {
@@ -105,7 +105,7 @@ const MiB = 2 ** 20;
 
 describe("amp against real autocast steps (test/fixtures/torch-step-peaks-amp.json)", () => {
   test("the fixture says how it was made: the CNNs, and CPU autocast casting as CUDA's does", () => {
-    expect(amp.command).toContain("scripts/measure-step-peak.py");
+    expect(amp.command).toContain("scripts/reference/measure-step-peak.py");
     expect(amp.cases.map((c) => `${c.model}/${c.precision}`)).toEqual(expect.arrayContaining(["resnet50/amp", "resnet152/amp", "vgg16/amp"]));
     expect(amp.cases.every((c) => c.precision === "amp")).toBe(true);
     // Every op the CNNs reach is cast (or left alone) on both devices alike, but the loss: the CPU
@@ -144,9 +144,9 @@ describe("amp against real autocast steps (test/fixtures/torch-step-peaks-amp.js
 const python = "/usr/bin/python3";
 const hasTorch = existsSync(python) && spawnSync(python, ["-c", "import torch"], { stdio: "ignore" }).status === 0;
 const hasGcc = spawnSync("gcc", ["--version"], { stdio: "ignore" }).status === 0;
-describe.skipIf(!hasTorch || !hasGcc)("scripts/measure-step-peak.py --self-check (needs /usr/bin/python3 with torch, and gcc)", () => {
+describe.skipIf(!hasTorch || !hasGcc)("scripts/reference/measure-step-peak.py --self-check (needs /usr/bin/python3 with torch, and gcc)", () => {
   test("counts a Linear layer's step to the byte", () => {
-    const run = spawnSync(python, ["scripts/measure-step-peak.py", "--self-check"], { encoding: "utf8", timeout: 120_000 });
+    const run = spawnSync(python, ["scripts/reference/measure-step-peak.py", "--self-check"], { encoding: "utf8", timeout: 120_000 });
     expect(run.stderr.slice(-2000)).not.toMatch(/Traceback/);
     expect(run.stdout).toContain("self-check passed");
     expect(run.status).toBe(0);

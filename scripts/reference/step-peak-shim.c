@@ -1,5 +1,6 @@
+// Part of measure-step-peak.py's reference (test/fixtures/torch-step-peaks*.json); compiled by it, never by the build.
 /*
- * LD_PRELOAD shim for scripts/measure-step-peak.py: counts the bytes of PyTorch's CPU tensors.
+ * LD_PRELOAD shim for scripts/reference/measure-step-peak.py: counts the bytes of PyTorch's CPU tensors.
  *
  * PyTorch's CPU allocator (c10::alloc_cpu in c10/core/impl/alloc_cpu.cpp) takes every tensor's
  * storage with posix_memalign and gives it back with free. This shim wraps posix_memalign,

@@ -1,14 +1,15 @@
 #!/usr/bin/env node
+// Prints docs/memory-model.md's step-peak table from test/fixtures/torch-step-peaks*.json; reproduce: node scripts/reference/step-peak-table.mjs [--fixture FILE].
 // The table of docs/memory-model.md ("Checked against a real training step"): vramfit's step peak
-// next to the real PyTorch steps of test/fixtures/torch-step-peaks.json (scripts/measure-step-peak.py).
+// next to the real PyTorch steps of test/fixtures/torch-step-peaks.json (scripts/reference/measure-step-peak.py).
 // Like with like: allocated bytes, every tensor rounded up to 512 B, no context, no allocator segments.
-//   npm run build:ts && node scripts/step-peak-table.mjs [--json] [--fixture test/fixtures/torch-step-peaks-amp.json]
-//   node scripts/step-peak-table.mjs --fixture … --phases vgg16/amp/sgd/foreach   (stage by stage, real against vramfit)
+//   npm run build:ts && node scripts/reference/step-peak-table.mjs [--json] [--fixture test/fixtures/torch-step-peaks-amp.json]
+//   node scripts/reference/step-peak-table.mjs --fixture … --phases vgg16/amp/sgd/foreach   (stage by stage, real against vramfit)
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const { buildPlan } = await import(resolve(root, "dist/plan/buildPlan.js"));
 const { largestBatchWithin, peakBytes, peakPhase, phaseBytes, phasesOf } = await import(resolve(root, "dist/plan/memoryPlan.js"));
 const { presetWorkload } = await import(resolve(root, "dist/workload/presets.js"));

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Produced test/fixtures/torch-saved-activations.json and -unet.json; reproduce: /usr/bin/python3 scripts/reference/measure-activations.py [--unet] (Debian's torch 1.13).
 """Measures what autograd saves for backward in torchvision models: the reference for vramfit's CNN/ViT model.
 
 For each model, at 224x224, fp32, train mode, on the CPU, it runs one forward pass plus a
@@ -12,14 +13,14 @@ and splits the result into fixed + per-sample bytes:
 
 Usage (Debian's python3-torch / python3-torchvision; the system python, not a pyenv shim):
 
-    /usr/bin/python3 scripts/measure-activations.py > test/fixtures/torch-saved-activations.json
+    /usr/bin/python3 scripts/reference/measure-activations.py > test/fixtures/torch-saved-activations.json
 
-With `--unet` it measures Stable Diffusion 2.1's UNet instead (scripts/sd21_unet.py, a plain
+With `--unet` it measures Stable Diffusion 2.1's UNet instead (scripts/reference/sd21_unet.py, a plain
 PyTorch rebuild of diffusers' UNet2DConditionModel, since diffusers is not installed here): one
 forward pass at 512x512 images (64x64 latents, 4 channels) with a 77-token, 1024-wide text
 context and a random timestep, plus the MSE loss against the noise, fp32, train mode, on the CPU:
 
-    /usr/bin/python3 scripts/measure-activations.py --unet > test/fixtures/torch-saved-activations-unet.json
+    /usr/bin/python3 scripts/reference/measure-activations.py --unet > test/fixtures/torch-saved-activations-unet.json
 
 `--latent N` measures at N×N latents instead (the model must match at any size; 64 is the fixture's).
 
@@ -36,7 +37,7 @@ import torchvision
 MODELS = ["resnet50", "resnet152", "vgg16", "vit_b_16"]
 IMAGE = 224
 BATCHES = (1, 2)
-COMMAND = "/usr/bin/python3 scripts/measure-activations.py > test/fixtures/torch-saved-activations.json"
+COMMAND = "/usr/bin/python3 scripts/reference/measure-activations.py > test/fixtures/torch-saved-activations.json"
 
 
 def storage_key(t: torch.Tensor) -> int:
@@ -97,7 +98,7 @@ def measure(name: str) -> dict:
 
 
 UNET_LATENT = 64  # 512 / 8
-UNET_COMMAND = "/usr/bin/python3 scripts/measure-activations.py --unet > test/fixtures/torch-saved-activations-unet.json"
+UNET_COMMAND = "/usr/bin/python3 scripts/reference/measure-activations.py --unet > test/fixtures/torch-saved-activations-unet.json"
 
 
 def unet_latent() -> int:
@@ -147,11 +148,11 @@ def main() -> None:
             {
                 "description": "Bytes of distinct storages autograd saves for backward (torch.autograd.graph."
                 "saved_tensors_hooks, deduplicated by storage data_ptr, parameters excluded) in one forward pass "
-                "plus the MSE loss, Stable Diffusion 2.1's UNet rebuilt in plain PyTorch (scripts/sd21_unet.py; "
+                "plus the MSE loss, Stable Diffusion 2.1's UNet rebuilt in plain PyTorch (scripts/reference/sd21_unet.py; "
                 f"diffusers is not installed here), train mode, fp32, CPU, {unet_latent()}x{unet_latent()} latents "
                 f"({unet_latent() * 8}x{unet_latent() * 8} images), 77-token text context, eager attention. "
                 "perSampleBytes = bytes(batch 2) - bytes(batch 1).",
-                "command": UNET_COMMAND if unet_latent() == UNET_LATENT else f"/usr/bin/python3 scripts/measure-activations.py --unet --latent {unet_latent()}",
+                "command": UNET_COMMAND if unet_latent() == UNET_LATENT else f"/usr/bin/python3 scripts/reference/measure-activations.py --unet --latent {unet_latent()}",
                 "torch": torch.__version__,
                 "python": platform.python_version(),
                 "device": "cpu",

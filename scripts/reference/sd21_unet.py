@@ -1,3 +1,4 @@
+# Reference model only (no fixture of its own): imported by measure-activations.py --unet for test/fixtures/torch-saved-activations-unet.json.
 """Stable Diffusion 2.1's UNet in plain PyTorch: the reference vramfit's `sd2.1-unet` preset is checked against.
 
 diffusers is not installed here (only Debian's python3-torch 1.13), so this rebuilds

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
+# Produced test/fixtures/torch-step-peaks.json and -amp.json; reproduce: the `command` field of each fixture.
 """The real peak of a PyTorch training step, as a function of the batch: the reference for vramfit's timeline.
 
 Runs real training steps (forward, loss, backward, optimizer.step, zero_grad) on the CPU with
 Debian's python3-torch and counts every tensor allocation through an LD_PRELOAD shim
-(scripts/step-peak-shim.c, compiled here with gcc into a temporary directory): PyTorch's CPU
+(scripts/reference/step-peak-shim.c, compiled here with gcc into a temporary directory): PyTorch's CPU
 allocator takes every storage with posix_memalign, and the shim keeps the live total, each
 allocation rounded up to 512 bytes as the CUDA caching allocator rounds it. That is the
 "allocated bytes" of torch.cuda.memory_allocated(): no CUDA context, no segments, no cache.
@@ -18,7 +19,7 @@ What differs on CUDA is emulated so the CPU step allocates what a CUDA step woul
   because torch 1.13's differ (its foreach Adam makes a second out-of-place copy, `denom =
   _foreach_add(exp_avg_sq_sqrt, eps)`, that torch 2 does in place). Adam's `step` counters stay
   Python numbers: on CUDA they live on the host unless `capturable`/`fused`.
-- 0-dim tensors are not counted (scripts/step-peak-shim.c): a Python number in an expression
+- 0-dim tensors are not counted (scripts/reference/step-peak-shim.c): a Python number in an expression
   becomes a CPU scalar tensor on CUDA too, which the CPU cannot tell from a device scalar.
 - convolution and matmul workspaces inside one op (oneDNN or BLAS buffers here, cuDNN/cuBLAS
   workspaces there) are backend-specific: the reference is the live bytes at op boundaries; the
@@ -50,10 +51,10 @@ transformers is not installed here: both are written out below op for op as tran
 modeling_gpt2.py / modeling_bert.py (commit 0010f60284ab4b9d14b7df9c6525b1a2ad44e640) run them.
 
 Usage (the system python, which has torch; OpenBLAS is used when installed, for speed only):
-    /usr/bin/python3 scripts/measure-step-peak.py --self-check
-    /usr/bin/python3 scripts/measure-step-peak.py --out test/fixtures/torch-step-peaks.json
-    /usr/bin/python3 scripts/measure-step-peak.py --cases gpt2/fp32/adam/foreach --batches 1,2 --check 4
-    /usr/bin/python3 scripts/measure-step-peak.py --cases resnet50/amp/sgd/foreach,... --out test/fixtures/torch-step-peaks-amp.json
+    /usr/bin/python3 scripts/reference/measure-step-peak.py --self-check
+    /usr/bin/python3 scripts/reference/measure-step-peak.py --out test/fixtures/torch-step-peaks.json
+    /usr/bin/python3 scripts/reference/measure-step-peak.py --cases gpt2/fp32/adam/foreach --batches 1,2 --check 4
+    /usr/bin/python3 scripts/reference/measure-step-peak.py --cases resnet50/amp/sgd/foreach,... --out test/fixtures/torch-step-peaks-amp.json
 """
 import argparse
 import ctypes
@@ -71,7 +72,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHIM_SOURCE = os.path.join(HERE, "step-peak-shim.c")
 SHIM_ENV = "VRAMFIT_STEP_PEAK_SHIM"
 OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread"
-COMMAND = "/usr/bin/python3 scripts/measure-step-peak.py --out test/fixtures/torch-step-peaks.json"
+COMMAND = "/usr/bin/python3 scripts/reference/measure-step-peak.py --out test/fixtures/torch-step-peaks.json"
 GiB = 2**30
 BUDGET = 79 * GiB
 
@@ -934,7 +935,7 @@ def main():
             results.append({"case": case, "runs": measure_cuda(model, precision, optimizer, implementation, batches)})
         document = {"description": "One training step per batch on a GPU: torch.cuda.max_memory_allocated() and max_memory_reserved() "
                     "(reset before each step), the models and steps of the CPU reference.",
-                    "command": "python3 scripts/measure-step-peak.py --device cuda " + " ".join(a for a in sys.argv[1:] if a not in ("--device", "cuda")),
+                    "command": "python3 scripts/reference/measure-step-peak.py --device cuda " + " ".join(a for a in sys.argv[1:] if a not in ("--device", "cuda")),
                     "torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "cases": results}
         text = json.dumps(document, indent=1) + "\n"
         (open(args.out, "w").write(text) if args.out else sys.stdout.write(text))
@@ -963,7 +964,7 @@ def main():
         "boundary at two batches and fitted per boundary as fixed + perSample * batch; CUDA's native_dropout "
         "and torch 2.x's optimizer steps emulated. `envelope` holds the boundaries that are the peak for some "
         "batch up to maxBatchForBudget.",
-        "command": COMMAND if args.out and not args.cases else "/usr/bin/python3 scripts/measure-step-peak.py " + " ".join(sys.argv[1:]),
+        "command": COMMAND if args.out and not args.cases else "/usr/bin/python3 scripts/reference/measure-step-peak.py " + " ".join(sys.argv[1:]),
         "torch": torch.__version__,
         "python": platform.python_version(),
         "device": "cpu",
