@@ -64,3 +64,27 @@ if py=$(vramfit_venv torch-2.14.1-cuda "${vramfit_torch_cuda_nodeps[@]}" -- "${v
 else
   echo "== could not make the torch 2.14.1 (CUDA 13) environment: the tests that need it skip and say so" >&2
 fi
+
+# The CUDA 13 runtime's headers (nvidia-cuda-runtime's wheel, include/ only: its libcudart.so.13 must not sit where torch's
+# RPATH would find it before vramfit's stub), for compiling against c10/cuda's headers without a CUDA toolkit.
+vramfit_cuda_headers() {
+  local version=13.0.96 dir
+  local -a indexes
+  dir="$vramfit_venv_root/cuda-runtime-headers-$version"
+  if [[ -f $dir/include/cuda_runtime_api.h ]]; then
+    echo "$dir/include"
+    return 0
+  fi
+  mapfile -t indexes < <(vramfit_pip_indexes) || return 1
+  ((${#indexes[@]})) || return 1
+  rm -rf "$dir" && mkdir -p "$dir/wheel" || return 1
+  pip download -q --disable-pip-version-check "${indexes[@]}" --no-deps "nvidia-cuda-runtime==$version" -d "$dir/wheel" >&2 || return 1
+  python3 -m zipfile -e "$dir"/wheel/*.whl "$dir/wheel/x" >&2 || return 1
+  mv "$dir/wheel/x/nvidia/cu13/include" "$dir/include" && rm -rf "$dir/wheel"
+  [[ -f $dir/include/cuda_runtime_api.h ]] && echo "$dir/include"
+}
+if inc=$(vramfit_cuda_headers); then
+  export VRAMFIT_CUDA_INCLUDE=$inc
+else
+  echo "== could not fetch the CUDA 13 runtime headers (nvidia-cuda-runtime): the genuine-allocator test skips and says so" >&2
+fi
