@@ -65,26 +65,29 @@ else
   echo "== could not make the torch 2.14.1 (CUDA 13) environment: the tests that need it skip and say so" >&2
 fi
 
-# The CUDA 13 runtime's headers (nvidia-cuda-runtime's wheel, include/ only: its libcudart.so.13 must not sit where torch's
-# RPATH would find it before vramfit's stub), for compiling against c10/cuda's headers without a CUDA toolkit.
+# The CUDA 13 runtime's headers (the nvidia-cuda-runtime and nvidia-cuda-crt wheels' include/ only: their libcudart.so.13
+# must not sit where torch's RPATH would find it before vramfit's stub), for compiling against c10/cuda's headers without
+# a CUDA toolkit.
 vramfit_cuda_headers() {
-  local version=13.0.96 dir
-  local -a indexes
-  dir="$vramfit_venv_root/cuda-runtime-headers-$version"
-  if [[ -f $dir/include/cuda_runtime_api.h ]]; then
+  local dir wheel
+  local -a indexes pins=(nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.0.88)
+  dir="$vramfit_venv_root/cuda-headers-$(printf '%s\n' "${pins[@]}" | sha256sum | cut -c1-16)"
+  if [[ -f $dir/include/cuda_runtime_api.h && -f $dir/include/crt/host_defines.h ]]; then
     echo "$dir/include"
     return 0
   fi
   mapfile -t indexes < <(vramfit_pip_indexes) || return 1
   ((${#indexes[@]})) || return 1
-  rm -rf "$dir" && mkdir -p "$dir/wheel" || return 1
-  pip download -q --disable-pip-version-check "${indexes[@]}" --no-deps "nvidia-cuda-runtime==$version" -d "$dir/wheel" >&2 || return 1
-  python3 -m zipfile -e "$dir"/wheel/*.whl "$dir/wheel/x" >&2 || return 1
-  mv "$dir/wheel/x/nvidia/cu13/include" "$dir/include" && rm -rf "$dir/wheel"
-  [[ -f $dir/include/cuda_runtime_api.h ]] && echo "$dir/include"
+  rm -rf "$dir" && mkdir -p "$dir/wheels" "$dir/include" || return 1
+  pip download -q --disable-pip-version-check "${indexes[@]}" --no-deps "${pins[@]}" -d "$dir/wheels" >&2 || return 1
+  for wheel in "$dir"/wheels/*.whl; do
+    python3 -m zipfile -e "$wheel" "$dir/x" >&2 || return 1
+  done
+  cp -r "$dir"/x/nvidia/cu13/include/. "$dir/include/" && rm -rf "$dir/wheels" "$dir/x"
+  [[ -f $dir/include/cuda_runtime_api.h && -f $dir/include/crt/host_defines.h ]] && echo "$dir/include"
 }
 if inc=$(vramfit_cuda_headers); then
   export VRAMFIT_CUDA_INCLUDE=$inc
 else
-  echo "== could not fetch the CUDA 13 runtime headers (nvidia-cuda-runtime): the genuine-allocator test skips and says so" >&2
+  echo "== could not fetch the CUDA 13 runtime headers (nvidia-cuda-runtime, nvidia-cuda-crt): the tests that compile against them skip and say so" >&2
 fi
