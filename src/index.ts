@@ -18,17 +18,10 @@ import { buildPlan } from "./plan/buildPlan.js";
 import { hostBytes as planHostBytes, type MemoryPlan } from "./plan/memoryPlan.js";
 import { checkPlanBytes } from "./plan/planLimits.js";
 import { parseSetup as parseRunOptions, type RunSetup, type SetupOptions } from "./plan/setup.js";
-import {
-  validateBackendOptions,
-  validateCheckFits,
-  validateDevice,
-  validateFindMaxBatch,
-  validateFindMaxSeq,
-  validatePlan,
-  validatePlanMemory,
-  validateSetupOptions,
-  validateTargetSpec,
-} from "./validate.js";
+import { validateCheckFits, validateDevice, validateFindMaxBatch, validateFindMaxSeq, validateTargetSpec } from "./fit/validateTargets.js";
+import { validateBackendOptions } from "./native/validateBackendOptions.js";
+import { validatePlan } from "./plan/validatePlan.js";
+import { validatePlanMemory, validateSetupOptions } from "./plan/validateSetup.js";
 import type { Workload } from "./workload/workload.js";
 
 export { VramfitError, exitStatusOf, ExitStatus, type VramfitErrorCode, type VramfitErrorOptions } from "./errors.js";

@@ -4,7 +4,7 @@ import { budgetBytes, type BudgetLimits } from "../fit/budget.js";
 import { hostBytes, type MemoryPlan } from "../plan/memoryPlan.js";
 import { offloads, type Offload } from "../plan/offload.js";
 import { resolveSetup, type RunSetup } from "../plan/setup.js";
-import { validateAdviceRequest } from "../validate.js";
+import { validateAdviceRequest } from "./validateAdvice.js";
 import { hasAttention, type Workload } from "../workload/workload.js";
 import { COSTS, plural, type AdviceKind, type Cost } from "./costs.js";
 import { checkpoint } from "../checkpoint.js";

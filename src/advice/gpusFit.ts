@@ -4,7 +4,7 @@ import { budgetBytes, type BudgetLimits } from "../fit/budget.js";
 import { jobModel, type JobModelOptions } from "../fit/charges.js";
 import type { ZeroStage } from "../plan/bytesPerParameter.js";
 import { resolveSetup, type RunSetup } from "../plan/setup.js";
-import { validateGpusFit } from "../validate.js";
+import { validateGpusFit } from "./validateAdvice.js";
 import type { Workload } from "../workload/workload.js";
 import { checkpoint } from "../checkpoint.js";
 import { TP_DEGREES, measureAnalytic, planner, type Budget } from "./scaleOut.js";

@@ -1,6 +1,6 @@
 // The seeded search for the largest batch size b with fits(b) && !fits(b + 1).
 import { checkpoint } from "../checkpoint.js";
-import { validateSearch } from "../validate.js";
+import { validateSearch } from "./validateTargets.js";
 
 /** Whether a batch size fits. Must be monotone: if b fits, every smaller batch fits. */
 export type FitsFunction = (batch: number) => Promise<boolean> | boolean;

@@ -1,5 +1,5 @@
 // Does the job fit at one batch size? One run of it, measured: `vramfit check --exec … --batch N`.
-import { validateCheckByRunning } from "../validate.js";
+import { validateCheckByRunning } from "./validateJob.js";
 import type { DeviceSummary } from "../fit/target.js";
 import { checkJobCommand } from "./jobCommand.js";
 import { jobDeviceSummary } from "./jobDevices.js";

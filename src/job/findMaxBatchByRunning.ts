@@ -8,7 +8,7 @@ import { budgetBytes as budgetFor } from "../fit/budget.js";
 import type { DeviceSummary } from "../fit/target.js";
 import type { MemoryPlan } from "../plan/memoryPlan.js";
 import { calibratedSearch, type Calibration, type CalibratedSearchResult, type ModelSeed } from "./calibratedSearch.js";
-import { validateFindMaxBatchByRunning } from "../validate.js";
+import { validateFindMaxBatchByRunning } from "./validateJob.js";
 import { checkJobCommand } from "./jobCommand.js";
 import { jobDeviceSummary, type JobDevice } from "./jobDevices.js";
 import { judgedRun, runLimits, withJobSession, type JobSessionContext, type JobSessionOptions } from "./jobSession.js";

@@ -3,7 +3,7 @@ import { parseCount } from "../count.js";
 import { invalidArgument } from "../errors.js";
 import { didYouMean } from "../suggest.js";
 import { parseBytes } from "../units.js";
-import { validateWorkloadInput } from "../validate.js";
+import { validateWorkloadInput } from "./validateWorkload.js";
 import { readHfConfig } from "./hfConfig.js";
 import { LIMITS } from "./limits.js";
 import { presetNames, presetWorkload } from "./presets.js";

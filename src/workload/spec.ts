@@ -1,7 +1,8 @@
 // Reads a `--spec` JSON file: a custom transformer, a custom CNN (a list of layers) or a raw affine workload.
 import { invalidArgument } from "../errors.js";
 import { parseBytes } from "../units.js";
-import { CNN_LAYER_FIELDS, CNN_LAYER_TYPES, CnnShapeError, traceCnn, type CnnLayer, type CnnNetwork } from "./cnn.js";
+import { CnnShapeError, traceCnn, type CnnNetwork } from "./cnn.js";
+import { cnnLayerCount, readCnnLayer } from "./cnnLayers.js";
 import { FieldReader } from "./fields.js";
 import { LIMITS, checkParameterCount, checkTransformerLimits, countExpected } from "./limits.js";
 import type { TransformerArchitecture } from "./transformer.js";
@@ -91,65 +92,6 @@ function transformer(spec: FieldReader): Workload {
   return { kind: "transformer", name: spec.string("name", spec.file), architecture };
 }
 
-function cnnLayer(layer: FieldReader): CnnLayer {
-  const type = layer.oneOf("type", CNN_LAYER_TYPES);
-  layer.rejectUnknown(["type", "name", ...CNN_LAYER_FIELDS[type]]);
-  const name = layer.has("name") ? { name: layer.string("name") } : {};
-  switch (type) {
-    case "conv":
-      return {
-        type,
-        ...name,
-        out: layer.count("out"),
-        kernel: layer.count("kernel"),
-        stride: layer.count("stride", { fallback: 1 }),
-        padding: layer.count("padding", { min: 0, fallback: 0 }),
-        dilation: layer.count("dilation", { fallback: 1 }),
-        groups: layer.count("groups", { fallback: 1 }),
-        bias: layer.boolean("bias", true),
-      };
-    case "batchnorm":
-    case "flatten":
-      return { type, ...name };
-    case "relu":
-      return { type, ...name, inplace: layer.boolean("inplace", false) };
-    case "maxpool":
-    case "avgpool": {
-      const kernel = layer.count("kernel");
-      return { type, ...name, kernel, stride: layer.count("stride", { fallback: kernel }), padding: layer.count("padding", { min: 0, fallback: 0 }) };
-    }
-    case "adaptiveavgpool":
-      return { type, ...name, size: layer.count("size") };
-    case "linear":
-      return { type, ...name, out: layer.count("out"), bias: layer.boolean("bias", true) };
-    case "dropout":
-      return { type, ...name, p: layer.probability("p", 0.5) };
-    case "residual":
-      return {
-        type,
-        ...name,
-        body: layer.objects("body").map(cnnLayer),
-        shortcut: layer.optionalObjects("shortcut").map(cnnLayer),
-        relu: layer.boolean("relu", true),
-      };
-  }
-}
-
-/** Layers in a CNN spec's raw JSON, nested bodies and shortcuts included, counted up to just past the limit. */
-function cnnLayerCount(layers: unknown): number {
-  let count = 0;
-  const pending: unknown[] = [layers];
-  while (pending.length > 0 && count <= LIMITS.cnnLayers) {
-    const list = pending.pop();
-    if (!Array.isArray(list)) continue;
-    count += list.length;
-    for (const layer of list) {
-      if (layer !== null && typeof layer === "object") pending.push((layer as { body?: unknown }).body, (layer as { shortcut?: unknown }).shortcut);
-    }
-  }
-  return count;
-}
-
 function cnn(spec: FieldReader): Workload {
   spec.rejectUnknown(["kind", "name", "channels", "imageSize", "classes", "layers"]);
   const layerCount = cnnLayerCount(spec.object.layers);
@@ -158,7 +100,7 @@ function cnn(spec: FieldReader): Workload {
     channels: spec.count("channels", { fallback: 3 }),
     imageSize: spec.count("imageSize", { fallback: 224 }),
     classes: spec.count("classes", { min: 0, fallback: 0 }),
-    layers: spec.objects("layers").map(cnnLayer),
+    layers: spec.objects("layers").map((layer) => readCnnLayer(layer)),
   };
   try {
     checkParameterCount(spec.label("the model"), traceCnn(network, network.imageSize).parameterCount);
