@@ -1,4 +1,4 @@
-// The one table of CLI options: commander definitions, value types and the README's reference.
+// The one table of CLI options: commander definitions, value types and the CLI reference (docs/cli.md).
 import { OPTIMIZERS, PRECISIONS } from "../plan/bytesPerParameter.js";
 import { OFFLOAD_KINDS } from "../plan/offload.js";
 import { KV_CACHE_FORMATS, WEIGHT_FORMATS } from "../plan/quantization.js";
@@ -26,7 +26,7 @@ export interface OptionSpec {
    * run options have none: resolveWorkload and parseSetup validate them together.
    */
   parse?: (text: string) => unknown;
-  /** Shown in help and the README; applied by the command, not by commander. */
+  /** Shown in help and docs/cli.md; applied by the command, not by commander. */
   defaultText?: string;
 }
 

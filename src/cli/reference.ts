@@ -1,4 +1,4 @@
-// The README's CLI reference, generated from the options table (one source of truth).
+// The CLI reference (docs/cli.md), generated from the options table (one source of truth).
 import { OPTIONS, type CommandName } from "./options.js";
 
 const COMMAND_ORDER: readonly CommandName[] = ["info", "batch", "check", "plan", "models", "gpus"];
