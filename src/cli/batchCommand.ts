@@ -9,29 +9,13 @@ import { evaluateEach, exitStatusOfOutcomes, failedDevice, type FailedDevice } f
 import { hostBudget } from "./hostMemory.js";
 import { deviceList, integratedNotes } from "./integratedNote.js";
 import { writeJson, type Io } from "./io.js";
-import { jobLimits, reserveText, type JobOptions } from "./jobOptions.js";
+import type { BatchOptions } from "./batchOptions.js";
+import { jobLimits, reserveText } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { renderTable } from "./table.js";
-import { resolveCliTargets, type TargetOptions } from "./targets.js";
+import { resolveCliTargets } from "./targets.js";
 import { adviceFields, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
-import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
-
-export interface BatchOptions extends WorkloadOptions, TargetOptions, JobOptions {
-  maxBatch?: number;
-  touch: boolean;
-  json?: boolean;
-  minBatch?: number;
-  hostMemory?: number;
-  lockTimeout?: number;
-  exec?: string;
-  calibrate?: [number, number];
-  runTimeout?: number;
-  logDir?: string;
-  /** `--solve seq`: the longest sequence at `batch` instead of the largest batch. */
-  solve?: "batch" | "seq";
-  /** With --solve seq, the batch the sequence must fit at. */
-  batch?: number;
-}
+import { planFromOptions } from "./workloadOptions.js";
 
 /** A batch answer's JSON: the library's result, the host side of --offload, and advice below --min-batch. */
 type BatchReport = BatchResult & { host?: HostCheck; advice: Advice[]; adviceSummary?: string; adviceText?: string };

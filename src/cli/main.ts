@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { EXCERPT_CHARS, ExitStatus, VramfitError, excerpt, exitStatusOf, invalidArgument } from "../errors.js";
-import type { BatchOptions } from "./batchCommand.js";
+import type { BatchOptions } from "./batchOptions.js";
 import type { CheckOptions } from "./checkCommand.js";
 import { checkConflicts } from "./conflicts.js";
 import type { InfoOptions } from "./infoCommand.js";

@@ -4,7 +4,7 @@ import { formatDuration } from "../duration.js";
 import { seqSearchFor } from "../fit/findMaxSeq.js";
 import { settleAll } from "../devices/perDevice.js";
 import { findMaxSeq, formatBytes, type SeqResult } from "../index.js";
-import type { BatchOptions } from "./batchCommand.js";
+import type { BatchOptions } from "./batchOptions.js";
 import { deviceAccess, warnIfBusy } from "./deviceAccess.js";
 import { writeJson, type Io } from "./io.js";
 import { jobLimits, reserveText } from "./jobOptions.js";

@@ -1,5 +1,6 @@
 // How a plan becomes device memory: the driver allocations the job's allocator makes, plus the job's CUDA context.
-import { allocationTrace, type AllocationTrace, type MemoryPlan } from "../plan/memoryPlan.js";
+import type { MemoryPlan } from "../plan/memoryPlan.js";
+import { allocationTrace, type AllocationTrace } from "../step/allocationTrace.js";
 import { roundUp } from "../units.js";
 import { cachingAllocatorSegments } from "./cachingAllocator.js";
 import { expandableSegmentPages } from "./expandableSegments.js";

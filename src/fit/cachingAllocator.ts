@@ -18,7 +18,7 @@
 // when cudaMalloc fails it frees cached segments that are entirely free and retries
 // (release_cached_blocks) — is not emulated, so under memory pressure a real job can fit where
 // this emulation already needs a new segment: the answer errs on the safe side.
-import { traceOfEvents, type AllocationEvent, type AllocationTrace } from "../plan/memoryPlan.js";
+import { traceOfEvents, type AllocationEvent, type AllocationTrace } from "../step/allocationTrace.js";
 
 const MiB = 2 ** 20;
 

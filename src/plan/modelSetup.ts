@@ -4,7 +4,6 @@ import { invalidArgument } from "../errors.js";
 import { LIMITS } from "../workload/limits.js";
 import { DEFAULT_LORA_TARGETS, parseLoraTargets, type LoraSetup } from "./lora.js";
 import { isQuantized, parseKvCacheFormat, parseWeightFormat, type KvCacheFormat, type WeightFormat } from "./quantization.js";
-import type { RunSetup } from "./setup.js";
 import type { Workload } from "../workload/workload.js";
 
 /** The model options of a RunSetup; each unset means the plain model (no adapters, the precision's dtypes). */
@@ -24,6 +23,12 @@ export interface ModelSetup {
   /** DDP's `gradient_as_bucket_view=True`: the gradients are views into its buckets (src/plan/dataParallel.ts). */
   ddpBucketView?: boolean;
 }
+
+/**
+ * What the model options' rules read of the rest of the run: setup.ts's RunSetup is one (named
+ * here rather than imported, so setup.ts, which builds on this file, is not imported back).
+ */
+export type ModelRun = ModelSetup & { mode: string; gpus?: number; zeroStage?: number };
 
 /** Every field of ModelSetup and ModelSetupOptions (src/validate.ts checks the lists are complete). */
 export const MODEL_SETUP_FIELDS = ["lora", "weights", "kvCache", "residentEncoders", "ep", "capacityFactor", "ddpBucketView"] as const;
@@ -63,7 +68,7 @@ export function parseCapacityFactor(option: string, value: string | number): num
 }
 
 /** Validates the model options into `setup` (checkModelSetupRules checks them against the rest of the run). */
-export function parseModelSetup(options: ModelSetupOptions, setup: RunSetup): void {
+export function parseModelSetup(options: ModelSetupOptions, setup: ModelRun): void {
   if (options.loraRank !== undefined) {
     const rank = parseCount("--lora-rank", options.loraRank, 1, { max: LIMITS.dimension, what: "a dimension" });
     setup.lora = { rank, targets: options.loraTargets !== undefined ? parseLoraTargets(options.loraTargets) : [...DEFAULT_LORA_TARGETS] };
@@ -83,7 +88,7 @@ export function parseModelSetup(options: ModelSetupOptions, setup: RunSetup): vo
  * caller built: quantized weights (8 bits or fewer) cannot be trained, only adapted (QLoRA:
  * `--weights nf4 --lora-rank R`) or served; a KV cache format applies to inference.
  */
-export function checkModelSetupRules(setup: RunSetup): void {
+export function checkModelSetupRules(setup: ModelRun): void {
   if (setup.mode === "train" && isQuantized(setup.weights) && setup.lora === undefined) {
     throw invalidArgument("--weights", setup.weights, `--lora-rank R with it, or --mode infer (${setup.weights} weights are frozen: training adapts them, QLoRA-style)`);
   }
@@ -113,7 +118,7 @@ export function assumedModelDefaults(options: ModelSetupOptions): string[] {
 }
 
 /** Refuses model options the workload has nothing for (`refuse` throws the one-line error naming the option). */
-export function checkModelSetupApplies(workload: Workload, setup: RunSetup, refuse: (option: string, value: unknown, why: string) => never): void {
+export function checkModelSetupApplies(workload: Workload, setup: ModelRun, refuse: (option: string, value: unknown, why: string) => never): void {
   if (setup.residentEncoders === true && workload.kind !== "unet") refuse("--resident-encoders", true, "only a diffusion UNet trains beside a frozen text encoder and VAE");
   const experts = workload.kind === "transformer" && workload.architecture.experts !== undefined;
   if ((setup.ep ?? 1) !== 1 && !experts) refuse("--ep", setup.ep, "expert parallelism shards a mixture of experts");

@@ -4,7 +4,8 @@ import { deviceAllocations, reservedBytes } from "../../src/fit/allocator.js";
 import { cachingAllocatorSegments, roundSize, segmentSize } from "../../src/fit/cachingAllocator.js";
 import { expandableSegmentPages } from "../../src/fit/expandableSegments.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
-import { allocationEvents, type AllocationEvent, type MemoryPlan } from "../../src/plan/memoryPlan.js";
+import type { MemoryPlan } from "../../src/plan/memoryPlan.js";
+import { allocationEvents, type AllocationEvent } from "../../src/step/allocationTrace.js";
 import { presetWorkload } from "../../src/workload/presets.js";
 
 const KiB = 2 ** 10;

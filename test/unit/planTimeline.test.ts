@@ -1,6 +1,7 @@
 // The plan's timeline: liveness by phase, the peak phase, and the replayed allocations.
 import { describe, expect, it } from "vitest";
-import { allocationEvents, allocationSizes, bytesByCategory, peakPhase, phaseTotals, planTotals, type MemoryPlan } from "../../src/plan/memoryPlan.js";
+import { bytesByCategory, peakPhase, phaseTotals, planTotals, type MemoryPlan } from "../../src/plan/memoryPlan.js";
+import { allocationEvents, allocationSizes } from "../../src/step/allocationTrace.js";
 
 // forward (0), backward (1), optimizer (2): weights live throughout, an activation freed after
 // backward, a gradient from backward on, an optimizer temporary only in the step.

@@ -1,0 +1,117 @@
+// The step's allocation trace: a plan's tensors as the allocations and frees one step makes, in order.
+import { isLive, peakPhase, phasesOf, tensorBytes, type MemoryPlan, type PlannedTensor } from "../plan/memoryPlan.js";
+
+/** One step of replaying a plan at a batch size: a tensor allocated, or freed. */
+export type AllocationEvent = { kind: "alloc"; tensor: number; bytes: number } | { kind: "free"; tensor: number };
+
+/**
+ * A step's allocations and frees as flat arrays, the form the allocator replays take (a deep
+ * model's step is tens of thousands of events: objects for each, at every batch a search tries,
+ * made most of a replay's time and long garbage-collection pauses). `order[k] >= 0` allocates
+ * tensor `order[k]`, `order[k] < 0` frees tensor `~order[k]`; `bytes[i]` is tensor i's size, and
+ * a tensor of no bytes is neither allocated nor freed.
+ */
+export interface AllocationTrace {
+  order: Int32Array;
+  bytes: Float64Array;
+}
+
+/** Each plan's order of allocations and frees: the same at every batch, so computed once. */
+const orders = new WeakMap<readonly PlannedTensor[], Int32Array>();
+
+/**
+ * The step's allocations and frees in order: phase by phase, first freeing what the previous
+ * phase was the last to use (latest allocated first), then allocating what the phase starts to
+ * use (in the order of `tensors`). Tensors live to the end of the step are never freed.
+ */
+function allocationOrder(plan: MemoryPlan): Int32Array {
+  const cached = orders.get(plan.tensors);
+  if (cached !== undefined) return cached;
+  // Bucketed by phase with counting sorts (a deep model's plan has tens of thousands of tensors).
+  const phases = phasesOf(plan).length;
+  const n = plan.tensors.length;
+  const startCount = new Int32Array(phases + 1);
+  const endCount = new Int32Array(phases + 1);
+  const first = new Int32Array(n);
+  const last = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const t = plan.tensors[i]!;
+    first[i] = t.firstPhase ?? 0;
+    last[i] = t.lastPhase ?? phases - 1;
+    startCount[first[i]! + 1]! += 1;
+    if (last[i]! < phases - 1) endCount[last[i]! + 1]! += 1;
+  }
+  for (let p = 0; p < phases; p++) {
+    startCount[p + 1]! += startCount[p]!;
+    endCount[p + 1]! += endCount[p]!;
+  }
+  const starting = new Int32Array(startCount[phases]!);
+  const ending = new Int32Array(endCount[phases]!);
+  const startAt = startCount.slice();
+  const endAt = endCount.slice();
+  for (let i = 0; i < n; i++) {
+    starting[startAt[first[i]!]!++] = i;
+    if (last[i]! < phases - 1) ending[endAt[last[i]!]!++] = i;
+  }
+  const order = new Int32Array(starting.length + ending.length);
+  let k = 0;
+  for (let phase = 0; phase < phases; phase++) {
+    if (phase > 0) for (let e = endCount[phase]! - 1; e >= endCount[phase - 1]!; e--) order[k++] = ~ending[e]!;
+    for (let s = startCount[phase]!; s < startCount[phase + 1]!; s++) order[k++] = starting[s]!;
+  }
+  orders.set(plan.tensors, order);
+  return order;
+}
+
+/** The plan at a batch size as a trace of allocations and frees (see `allocationEvents`). */
+export function allocationTrace(plan: MemoryPlan, batch: number): AllocationTrace {
+  const bytes = new Float64Array(plan.tensors.length);
+  plan.tensors.forEach((t, i) => (bytes[i] = tensorBytes(t, batch)));
+  return { order: allocationOrder(plan), bytes };
+}
+
+/** A list of events as a trace: each allocation a tensor of its own, each free the latest allocation of its tensor. */
+export function traceOfEvents(events: readonly AllocationEvent[]): AllocationTrace {
+  const order = new Int32Array(events.length);
+  const sizes: number[] = [];
+  const slotOf = new Map<number, number>();
+  events.forEach((e, k) => {
+    if (e.kind === "alloc") {
+      slotOf.set(e.tensor, sizes.length);
+      order[k] = sizes.length;
+      sizes.push(e.bytes);
+    } else {
+      let slot = slotOf.get(e.tensor);
+      if (slot === undefined) {
+        // A free of a tensor never allocated frees nothing: an empty slot of its own.
+        slot = sizes.length;
+        sizes.push(0);
+      }
+      order[k] = ~slot;
+    }
+  });
+  return { order, bytes: Float64Array.from(sizes) };
+}
+
+/**
+ * The plan at a batch size as the sequence of allocations and frees the step makes: phase by
+ * phase, first freeing what the previous phase was the last to use (latest allocated first), then
+ * allocating what the phase starts to use (in the order of `tensors`). Tensors live to the end
+ * of the step are never freed. Empty tensors are left out. `tensor` indexes `plan.tensors`.
+ */
+export function allocationEvents(plan: MemoryPlan, batch: number): AllocationEvent[] {
+  const { order, bytes } = allocationTrace(plan, batch);
+  const events: AllocationEvent[] = [];
+  for (const code of order) {
+    const tensor = code >= 0 ? code : ~code;
+    if (bytes[tensor]! <= 0) continue;
+    events.push(code >= 0 ? { kind: "alloc", tensor, bytes: bytes[tensor]! } : { kind: "free", tensor });
+  }
+  return events;
+}
+
+/** The allocation sizes live at the plan's peak phase at a batch size (empty tensors are left out). */
+export function allocationSizes(plan: MemoryPlan, batch: number): number[] {
+  const peak = peakPhase(plan, batch);
+  return plan.tensors.filter((t) => isLive(plan, t, peak)).map((t) => tensorBytes(t, batch)).filter((bytes) => bytes > 0);
+}
