@@ -16,7 +16,6 @@ import { openBackend, openNvml, openedBackend, type Backend, type BackendOptions
 import type { DeviceLockOptions } from "./devices/deviceLock.js";
 import { buildPlan } from "./plan/buildPlan.js";
 import { hostBytes as planHostBytes, type MemoryPlan } from "./plan/memoryPlan.js";
-import { checkPlanBytes } from "./plan/planLimits.js";
 import { parseSetup as parseRunOptions, type RunSetup, type SetupOptions } from "./plan/setup.js";
 import { validateCheckFits, validateDevice, validateFindMaxBatch, validateFindMaxSeq, validateTargetSpec } from "./fit/validateTargets.js";
 import { validateBackendOptions } from "./native/validateBackendOptions.js";
@@ -135,7 +134,7 @@ export interface CheckFitsOptions extends FindMaxBatchOptions {
 export function planMemory(workload: Workload, setup: RunSetup): MemoryPlan {
   validatePlanMemory(workload, setup);
   const plan = buildPlan(workload, setup);
-  checkPlanBytes(plan);
+  validatePlan(plan); // checked here once: the calls it is passed to do not walk it again
   return plan;
 }
 

@@ -2,9 +2,9 @@
 import { checkpoint } from "../checkpoint.js";
 import { excerpt, invalidArgument } from "../errors.js";
 import { checkSetupApplies } from "../plan/applicability.js";
-import { buildPlan } from "../plan/buildPlan.js";
 import { checkPlanBytes } from "../plan/planLimits.js";
 import type { MemoryPlan } from "../plan/memoryPlan.js";
+import { sharedPlan } from "../plan/planCache.js";
 import { assumedDefaults, parseSetup, type RunSetup, type SetupOptions } from "../plan/setup.js";
 import { resolveWorkload, type ParsedFile } from "../workload/resolveWorkload.js";
 import type { Workload } from "../workload/workload.js";
@@ -62,7 +62,8 @@ export async function planFromOptions(options: WorkloadOptions, signal?: AbortSi
   await checkpoint(signal);
   const setup = parseSetup(options);
   checkSetupApplies(workload, setup);
-  const plan = buildPlan(workload, setup);
+  // The same object advice and every target ask for again (one plan per question).
+  const plan = sharedPlan(workload, setup);
   checkPlanBytes(plan);
   await checkpoint(signal);
   const assumed = assumedDefaults(options, workload.kind);

@@ -33,17 +33,28 @@ function tooLarge(plan: MemoryPlan, got: string) {
   return invalidArgument("workload", got, `a plan whose byte counts stay below ${formatBytes(LIMITS.bytes)} (2^53, where they stop being exact): lower --seq, --image or the model's size (${plan.description.split(";")[0]})`);
 }
 
-/**
- * The largest batch at which the plan's bytes stay below 2^53, or throws naming `option` when
- * `batch` is beyond it (a `--batch` that large could only be answered with inexact numbers).
- */
-export function checkBatchBytes(option: string, plan: MemoryPlan, batch: number): void {
+/** Σ fixed and Σ per-sample bytes of every tensor of the step, summed once per tensor list (checkFits asks on every call). */
+function stepSums(plan: MemoryPlan): { fixed: number; perSample: number } {
+  const known = sums.get(plan.tensors);
+  if (known !== undefined && known.count === plan.tensors.length) return known;
   let fixed = 0;
   let perSample = 0;
   for (const t of plan.tensors) {
     fixed += t.fixedBytes;
     perSample += t.perSampleBytes;
   }
+  const computed = { fixed, perSample, count: plan.tensors.length };
+  sums.set(plan.tensors, computed);
+  return computed;
+}
+const sums = new WeakMap<readonly unknown[], { fixed: number; perSample: number; count: number }>();
+
+/**
+ * The largest batch at which the plan's bytes stay below 2^53, or throws naming `option` when
+ * `batch` is beyond it (a `--batch` that large could only be answered with inexact numbers).
+ */
+export function checkBatchBytes(option: string, plan: MemoryPlan, batch: number): void {
+  const { fixed, perSample } = stepSums(plan);
   if (perSample === 0 || fixed + perSample * batch <= LIMITS.bytes) return;
   const most = Math.floor((LIMITS.bytes - fixed) / perSample);
   throw invalidArgument(option, batch, `at most ${formatLimit(most)} for this workload (beyond it its bytes pass 8 PiB, 2^53, where they stop being exact)`);

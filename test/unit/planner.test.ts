@@ -1,7 +1,7 @@
 // The planner behind advice and `gpus --fit`: each variant of a workload built once, kept while
 // the searches come back to it (every catalog GPU asks for the same variants).
 import { describe, expect, it } from "vitest";
-import { planner } from "../../src/advice/scaleOut.js";
+import { planner } from "../../src/plan/planCache.js";
 import { presetWorkload } from "../../src/workload/presets.js";
 
 describe("planner", () => {
