@@ -54,7 +54,7 @@ bool ParseProcess(const std::string& value, OtherProcess& process) {
   return ParseUnsigned(bytes, process.bytes);
 }
 
-// Optional trailing `key=value` fields: cc=8.0, sm=108, integrated=1, reserved=BYTES, bus=3B,
+// Optional trailing `key=value` fields: cc=8.0, sm=108, l2=BYTES, integrated=1, reserved=BYTES, bus=3B,
 // delay=MS, proc=PID@BYTES (repeatable), mig=BYTES+BYTES+..., mode=default|exclusive-process|prohibited
 bool ApplyExtra(const std::string& field, DeviceSpec& spec) {
   size_t eq = field.find('=');
@@ -73,6 +73,10 @@ bool ApplyExtra(const std::string& field, DeviceSpec& spec) {
   }
   if (key == "sm" && ParseUnsigned(value, number) && number > 0) {
     spec.multiprocessorCount = static_cast<int>(number);
+    return true;
+  }
+  if (key == "l2" && ParseUnsigned(value, number) && number > 0 && number <= 0x7fffffff) {
+    spec.l2CacheBytes = number;  // cudaDeviceProp's l2CacheSize is an int
     return true;
   }
   if (key == "integrated" && (value == "0" || value == "1")) {
@@ -158,7 +162,7 @@ std::optional<SimConfig> ReadConfig(std::string& error) {
       if (Trim(entry).empty()) continue;  // tolerate a trailing ';'
       DeviceSpec spec;
       if (!ParseDevice(entry, spec)) {
-        error = "CUDASIM_DEVICES: expected name:totalBytes[:usedBytes][:cc=M.m][:sm=N][:integrated=0|1]"
+        error = "CUDASIM_DEVICES: expected name:totalBytes[:usedBytes][:cc=M.m][:sm=N][:l2=BYTES][:integrated=0|1]"
                 "[:reserved=BYTES][:bus=HEX][:delay=MS][:proc=PID@BYTES|na][:mig=BYTES+...]"
                 "[:mode=default|exclusive-process|prohibited], got \"" +
                 entry + "\"";

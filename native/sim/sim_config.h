@@ -40,6 +40,7 @@ struct DeviceSpec {
   int ccMajor = 9;
   int ccMinor = 0;
   int multiprocessorCount = 132;
+  uint64_t l2CacheBytes = 0;  // `l2=BYTES`; 0: the architecture's flagship's (architecture.h)
   bool integrated = false;
   int pciBus = -1;       // -1: 0x1B + the device's position in CUDASIM_DEVICES
   unsigned delayMs = 0;  // extra latency of every call that reaches this device
