@@ -11,7 +11,7 @@
 
 vramfit_venv_root=${VRAMFIT_VENV_ROOT:-$HOME/.cache/vramfit/venvs}
 vramfit_torch_cpu_reqs=(torch==2.13.0 transformers==5.18.0 peft timm pytest)
-vramfit_torch_cuda_nodeps=(torch==2.14.1 nvidia-cusparse nvidia-cufft nvidia-cufile nvidia-curand nvidia-cuda-nvrtc
+vramfit_torch_cuda_nodeps=(torch==2.14.1 nvidia-cuda-cupti nvidia-cusparse nvidia-cufft nvidia-cufile nvidia-curand nvidia-cuda-nvrtc
   nvidia-nvjitlink nvidia-cusparselt-cu13 nvidia-nccl-cu13 nvidia-nvshmem-cu13)
 vramfit_torch_cuda_reqs=(filelock 'typing-extensions>=4.10' 'setuptools>=77' sympy networkx jinja2 fsspec numpy pytest
   transformers==5.18.0 accelerate pytorch-lightning)
@@ -38,7 +38,10 @@ vramfit_venv() {
   mapfile -t indexes < <(vramfit_pip_indexes) || return 1
   ((${#indexes[@]})) || return 1
   dir="$vramfit_venv_root/$name"
+  # (an environment with --no-deps packages also names the order they are installed in: made the old way, it is remade)
+  if ((${#nodeps[@]})); then nodeps=(reqs-then-nodeps "${nodeps[@]}"); fi
   key=$(printf '%s\n' "${nodeps[@]}" -- "${reqs[@]}" | sha256sum | cut -c1-16)
+  if ((${#nodeps[@]})); then nodeps=("${nodeps[@]:1}"); fi
   if [[ -f $dir/.vramfit-key && $(cat "$dir/.vramfit-key") == "$key" ]]; then
     echo "$dir/bin/python"
     return 0
@@ -46,10 +49,20 @@ vramfit_venv() {
   rm -rf "$dir"
   mkdir -p "$vramfit_venv_root"
   python3 -m venv "$dir" >&2 || return 1
+  "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" "${reqs[@]}" >&2 || return 1
+  # The --no-deps packages go in last: installed first, they would be replaced by whatever the requirements' own
+  # resolution picks (torch 2.14.1 needs cuda-bindings, which no local index has, so pip fell back to the CPU build).
   if ((${#nodeps[@]})); then
     "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" --no-deps "${nodeps[@]}" >&2 || return 1
+    "$dir/bin/python" - "${nodeps[@]}" <<'PY' >&2 || return 1
+import importlib.metadata, sys
+for pin in (a for a in sys.argv[1:] if "==" in a):
+    name, want = pin.split("==")
+    got = importlib.metadata.version(name)
+    if got != want:
+        sys.exit(f"{name} {got} installed where {want} was asked")
+PY
   fi
-  "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" "${reqs[@]}" >&2 || return 1
   echo "$key" >"$dir/.vramfit-key"
   echo "$dir/bin/python"
 }
