@@ -1,25 +1,40 @@
 #!/usr/bin/env node
-// Benchmarks vramfit on the build outputs (dist/, build/Release/): how fast, and how many probes.
-//   node scripts/bench.mjs [--out report.json] [--json] [--quick] [--runs N]
-// Sections (docs/benchmarks.md shows a run):
-//   coldStart   `vramfit batch --params … --memory …` and a preset `batch` against `node -e 0`:
-//               medians of interleaved runs, ratios
-//   analytic    the in-process analytic answer for every preset, µs per answer
-//   native      memGetInfo and an empty probe through the addon, against the simulated driver
-//   search      probes of the seeded device search over workloads × budgets on the simulator,
-//               against a bisection over [1, 1024] and Lightning's doubling-then-bisecting search
-//   modelMiss   the same on a simulated driver that rounds allocations to 4 MiB, which the model
-//               (2 MiB) does not know: the seed misses and the search has to gallop
-//   jobRuns     runs of a real (simulated) training job per answer: vramfit --exec with and without
-//               a model seed against a bisection, Lightning, accelerate and Ultralytics (scripts/bench-jobs.mjs)
+// Benchmarks vramfit on the build outputs (dist/, build/Release/): how fast what users call is, and how many probes.
+// Usage and sections: `node scripts/bench.mjs --help` (docs/benchmarks.md shows a run).
 // Needs only Node and the build outputs; the simulator is build/Release/libcudasim.so.
 import { spawnSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+
+const SECTIONS = ["commands", "api", "native", "search", "modelMiss", "jobRuns"];
+const USAGE = `usage: node scripts/bench.mjs [--sections LIST] [--runs N] [--quick] [--json] [--out FILE]
+
+Times what users call, on the build outputs (run \`npm run build\` first), and counts probes.
+Sections (all by default; --sections takes a comma-separated list):
+  commands   each CLI command people wait on, timed as a process against \`node -e 0\`: runs
+             alternate (node, then the command), each command's ratio is the median of the
+             paired ratios; its goal (issue 22) and whether this run met it
+  api        the library's answer for every preset on an H100-80GB: findMaxBatch on a plan just
+             made by planMemory (never answered before), the same call again on that plan
+             (already checked and answered), and planMemory itself
+  native     memGetInfo and probes through the addon, against the simulated driver
+  search     probes of the seeded device search over workloads x budgets on the simulator,
+             against a bisection over [1, 1024] and Lightning's doubling-then-bisecting search
+  modelMiss  the same on a simulator that rounds to 4 MiB, which the model (2 MiB) does not know
+  jobRuns    runs of a real (simulated) job per answer: vramfit --exec against other searches
+             (scripts/bench-jobs.mjs)
+Options:
+  --sections LIST  which sections to run (${SECTIONS.join(",")})
+  --runs N         runs of each command (default 9; 3 with --quick)
+  --quick          fewer runs, calls and cases (what test/cli/bench.test.ts runs)
+  --json           print the JSON report instead of the tables
+  --out FILE       also write the JSON report to FILE
+  --help           this text
+`;
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const simulator = resolve(root, "build", "Release", "libcudasim.so");
@@ -27,17 +42,45 @@ const cli = resolve(root, "bin", "vramfit.js");
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
 
-const { values: args } = parseArgs({
-  options: {
-    out: { type: "string" },
-    json: { type: "boolean", default: false },
-    quick: { type: "boolean", default: false },
-    runs: { type: "string" },
-    // Internal: run only the search sweep against a simulator with this granularity, JSON on stdout.
-    "sweep-worker": { type: "string" },
-  },
-});
+let args;
+try {
+  ({ values: args } = parseArgs({
+    options: {
+      out: { type: "string" },
+      json: { type: "boolean", default: false },
+      quick: { type: "boolean", default: false },
+      runs: { type: "string" },
+      sections: { type: "string" },
+      help: { type: "boolean", default: false },
+      // Internal: run only the search sweep against a simulator with this granularity, JSON on stdout.
+      "sweep-worker": { type: "string" },
+    },
+  }));
+} catch (error) {
+  process.stderr.write(`bench: ${error.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (args.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const quick = args.quick;
+const sections = args.sections === undefined ? SECTIONS : args.sections.split(",").map((x) => x.trim());
+for (const section of sections) {
+  if (!SECTIONS.includes(section)) {
+    process.stderr.write(`bench: --sections: no section "${section}" (known: ${SECTIONS.join(", ")})\n`);
+    process.exit(2);
+  }
+}
+const runs = Number(args.runs ?? (quick ? 3 : 9));
+if (!Number.isInteger(runs) || runs < 1) {
+  process.stderr.write(`bench: --runs: expected a whole number ≥ 1, got ${args.runs}\n`);
+  process.exit(2);
+}
+if (!existsSync(resolve(dirname(fileURLToPath(import.meta.url)), "..", "dist", "index.js"))) {
+  process.stderr.write("bench: no dist/index.js: run `npm run build` first\n");
+  process.exit(2);
+}
 
 // The simulator reads its configuration at cuInit, so it is set before the driver is loaded.
 // Catalog GPUs as a process sees them; each has 512 MiB taken by a context (other than ours), and
@@ -68,10 +111,10 @@ process.env.CUDASIM_CONTEXT_BYTES = "0";
 process.env.CUDASIM_SMALL_ALLOC_MAX = "0";
 delete process.env.CUDASIM_SYNC_DELAY_MS;
 
-const { planMemory, searchMaxBatch, backend: openBackend } = await import("../dist/index.js");
+const { planMemory, findMaxBatch, resolveWorkload, searchMaxBatch, backend: openBackend } = await import("../dist/index.js");
 const { bisect1024, lightningBinsearch } = await import("./batch-searches.mjs");
 const { listPresets, presetWorkload } = await import("../dist/workload/presets.js");
-const { analyticBatch, deviceBatch } = await import("../dist/fit/findMaxBatch.js");
+const { deviceBatch } = await import("../dist/fit/findMaxBatch.js");
 const { deviceFits } = await import("../dist/fit/device.js");
 const { deviceAllocations } = await import("../dist/fit/allocator.js");
 
@@ -113,54 +156,110 @@ function planFor(model, setup) {
   return planMemory(workload, setup);
 }
 
-// --- 1. CLI cold start ------------------------------------------------------------------------
+// --- 1. The CLI, per command ------------------------------------------------------------------
 
-// The raw workload on a raw budget: the least work the CLI can do, so the time is its start-up
-// (issue 14's measure, ≤ 1.5× node -e 0). Then a preset on a catalog GPU: presets, catalog, CNN plan.
-const COLD_START_ARGS = ["batch", "--params", "1e9", "--per-sample", "1GiB", "--memory", "80GiB", "--json"];
-const PRESET_ARGS = ["batch", "--analytic", "--model", "resnet152", "--image", "224", "--precision", "fp32", "--optimizer", "momentum", "--gpu", "H100-80GB", "--json"];
+const H100 = GPU_CATALOG.find((g) => g.id === "H100-80GB");
+/** `--device all` on simulated H100s: CUDASIM_DEVICES with `count` identical entries. */
+const simulatedH100s = (count) => ({
+  VRAMFIT_CUDA_LIBRARY: simulator,
+  CUDASIM_DEVICES: Array.from({ length: count }, () => `${H100.name}:${H100.totalBytes}:0`).join(";"),
+});
+const ADVICE_ARGS = ["batch", "--model", "llama-3.1-8b", "--seq", "4096"];
 
-function coldStart(runs) {
-  // A bare environment, the same for all: no driver variables, nothing the CLI could pick up.
-  const env = { PATH: process.env.PATH ?? "" };
-  const time = (argv) => {
+/**
+ * The commands people wait on (issue 22), each with its goal: at most `ratio` × `node -e 0`, at
+ * most `ms` wall, or at most `of` × another row's median. No GPU unless `env` names the simulator.
+ */
+const COMMANDS = [
+  { id: "raw", args: ["batch", "--params", "1e9", "--per-sample", "1GiB", "--memory", "80GiB", "--json"], goal: { ratio: 1.5 } },
+  { id: "preset", args: ["batch", "--model", "resnet152"], goal: { ratio: 2.5 }, note: "no GPU: four catalog GPUs" },
+  { id: "presetJson", args: ["batch", "--analytic", "--model", "resnet152", "--image", "224", "--precision", "fp32", "--optimizer", "momentum", "--gpu", "H100-80GB", "--json"] },
+  { id: "advice", args: ADVICE_ARGS, goal: { ms: 500 }, note: "does not fit: advice for four catalog GPUs" },
+  { id: "noAdvice", args: [...ADVICE_ARGS, "--no-advice"], note: "the verdict only" },
+  { id: "advice1Gpu", args: [...ADVICE_ARGS, "--device", "all"], env: simulatedH100s(1), note: "1 simulated H100" },
+  { id: "advice8Gpus", args: [...ADVICE_ARGS, "--device", "all"], env: simulatedH100s(8), goal: { of: "advice1Gpu", ratio: 1.3 }, note: "8 simulated H100s" },
+  { id: "gpusFit", args: ["gpus", "--fit", "--model", "resnet152", "--min-batch", "4096"], goal: { ms: 500 } },
+  { id: "checkGpt3", args: ["check", "--model", "gpt3-175b", "--gpu", "H100-80GB", "--batch", "1"], goal: { ms: 500 }, note: "does not fit: advice" },
+];
+const QUICK_COMMANDS = ["raw", "preset", "presetJson", "noAdvice"];
+
+function commandTimes(runs) {
+  const commands = quick ? COMMANDS.filter((c) => QUICK_COMMANDS.includes(c.id)) : COMMANDS;
+  // A bare environment, the same for all: no driver variables, nothing the CLI could pick up
+  // (the simulated GPUs' rows add theirs).
+  const bare = { PATH: process.env.PATH ?? "" };
+  const time = (argv, env) => {
     const started = performance.now();
-    const run = spawnSync(process.execPath, argv, { env, encoding: "utf8" });
+    const run = spawnSync(process.execPath, argv, { env, encoding: "utf8", maxBuffer: 64 * MiB });
     const ms = performance.now() - started;
-    if (run.status !== 0) throw new Error(`${argv.join(" ")} exited ${run.status}: ${run.stderr}`);
-    return { ms, stdout: run.stdout };
+    // 1 is an answer (does not fit), not a failure.
+    if (run.status !== 0 && run.status !== 1) throw new Error(`${argv.join(" ")} exited ${run.status}: ${run.stderr}`);
+    return { ms, stdout: run.stdout, status: run.status };
   };
-  const argvs = [["-e", "0"], [cli, ...COLD_START_ARGS], [cli, ...PRESET_ARGS]];
-  // One unmeasured run of each fills the page cache; then the three alternate.
-  const [, answer, presetAnswer] = argvs.map((argv) => time(argv).stdout).map((out, i) => (i === 0 ? undefined : JSON.parse(out)));
-  const ms = argvs.map(() => []);
-  for (let i = 0; i < runs; i += 1) argvs.forEach((argv, j) => ms[j].push(time(argv).ms));
-  const [nodeMedianMs, vramfitMedianMs, presetMedianMs] = ms.map(median);
-  const rounded = (xs) => xs.map((x) => round(x, 2));
-  return {
-    command: `vramfit ${COLD_START_ARGS.join(" ")}`,
-    baseline: "node -e 0",
-    runs,
-    answer: { batchSize: answer.batchSize, source: answer.source },
-    nodeMedianMs: round(nodeMedianMs, 2),
-    vramfitMedianMs: round(vramfitMedianMs, 2),
-    ratio: round(vramfitMedianMs / nodeMedianMs, 2),
-    vramfitOverNodeMs: round(vramfitMedianMs - nodeMedianMs, 2),
-    nodeMs: rounded(ms[0]),
-    vramfitMs: rounded(ms[1]),
-    preset: {
-      command: `vramfit ${PRESET_ARGS.join(" ")}`,
-      answer: { batchSize: presetAnswer.batchSize, source: presetAnswer.source },
-      medianMs: round(presetMedianMs, 2),
-      ratio: round(presetMedianMs / nodeMedianMs, 2),
-      ms: rounded(ms[2]),
-    },
-  };
+  const rows = commands.map((c) => ({ ...c, argv: [cli, ...c.args], envAll: { ...bare, ...c.env }, ms: [], nodeMs: [], ratios: [] }));
+  // One unmeasured run of each fills the page cache and the CLI's code cache; then each run of a
+  // command follows a run of `node -e 0`, and the commands take turns.
+  time(["-e", "0"], bare);
+  for (const row of rows) {
+    const first = time(row.argv, row.envAll);
+    row.status = first.status;
+    row.answer = row.args.includes("--json") ? summarize(JSON.parse(first.stdout)) : undefined;
+  }
+  for (let i = 0; i < runs; i += 1) {
+    for (const row of rows) {
+      const node = time(["-e", "0"], bare).ms;
+      const ms = time(row.argv, row.envAll).ms;
+      row.nodeMs.push(node);
+      row.ms.push(ms);
+      row.ratios.push(ms / node);
+    }
+  }
+  const out = rows.map((row) => ({
+    id: row.id,
+    command: `vramfit ${row.args.join(" ")}`,
+    ...(row.env && { env: Object.entries(row.env).map(([k, v]) => `${k}=${k === "VRAMFIT_CUDA_LIBRARY" ? "build/Release/libcudasim.so" : v}`).join(" ") }),
+    ...(row.note && { note: row.note }),
+    exitStatus: row.status,
+    ...(row.answer && { answer: row.answer }),
+    medianMs: round(median(row.ms), 2),
+    nodeMedianMs: round(median(row.nodeMs), 2),
+    ratio: round(median(row.ratios), 2),
+    ms: row.ms.map((x) => round(x, 2)),
+    nodeMs: row.nodeMs.map((x) => round(x, 2)),
+    ...(row.goal && { goal: row.goal }),
+  }));
+  for (const row of out) {
+    if (row.goal === undefined) continue;
+    const base = row.goal.of === undefined ? undefined : out.find((r) => r.id === row.goal.of);
+    if (row.goal.of !== undefined && base === undefined) continue; // not run (--quick)
+    row.goalText = row.goal.ms !== undefined ? `≤ ${row.goal.ms} ms` : base ? `≤ ${row.goal.ratio}× ${base.id}` : `≤ ${row.goal.ratio}× node -e 0`;
+    row.measured = row.goal.ms !== undefined ? row.medianMs : base ? round(row.medianMs / base.medianMs, 2) : row.ratio;
+    row.met = row.measured <= (row.goal.ms ?? row.goal.ratio);
+  }
+  return { runs, baseline: "node -e 0", rows: out };
 }
 
-// --- 2. In-process analytic answers -----------------------------------------------------------
+/** What a --json answer says, in short: each target's batch and where it came from. */
+function summarize(json) {
+  const one = (r) => ({ batchSize: r.batchSize, source: r.source });
+  return Array.isArray(json) ? json.map(one) : one(json);
+}
 
-/** µs per call of `fn`, the median of `rounds` rounds, each long enough to time (≥ minRoundMs). */
+// --- 2. The library's answer, in process ------------------------------------------------------
+
+/** The median of `fn`'s time in ms over `rounds` calls, after `warm` unmeasured ones; `prepare` runs untimed before each. */
+async function timed(fn, { rounds, warm = 1, prepare = () => undefined }) {
+  const ms = [];
+  for (let r = 0; r < warm + rounds; r += 1) {
+    const input = prepare();
+    const started = performance.now();
+    await fn(input);
+    if (r >= warm) ms.push(performance.now() - started);
+  }
+  return median(ms);
+}
+
+/** µs per call of `fn` on an unchanging input, the median of `rounds` rounds, each long enough to time (≥ minRoundMs). */
 async function microseconds(fn, { rounds, minRoundMs }) {
   let perRound = 1;
   for (;;) {
@@ -175,32 +274,48 @@ async function microseconds(fn, { rounds, minRoundMs }) {
     for (let i = 0; i < perRound; i += 1) await fn();
     samples.push(((performance.now() - started) * 1000) / perRound);
   }
-  return { median: median(samples), callsPerRound: perRound };
+  return median(samples);
 }
 
-const ANALYTIC_TARGET_ID = "H100-80GB";
+const API_TARGET_ID = "H100-80GB";
 
-async function analyticAnswers() {
-  const target = { kind: "gpu", gpu: GPU_CATALOG.find((g) => g.id === ANALYTIC_TARGET_ID) };
-  const timing = quick ? { rounds: 3, minRoundMs: 5 } : { rounds: 7, minRoundMs: 40 };
+/**
+ * What a script calls: `planMemory(workload, setup)` and `findMaxBatch(plan, { gpu })` from
+ * dist/index.js. "New plan": every round answers a plan planMemory has just made (built untimed),
+ * so nothing about it is known yet: it is checked and its step replayed. "Checked": the same call
+ * again on a plan already answered. Warm: each preset's rounds follow unmeasured ones.
+ */
+async function apiAnswers() {
+  const rounds = quick ? 3 : 9;
+  const options = { gpu: API_TARGET_ID };
   const rows = [];
   for (const preset of listPresets()) {
     const setup = preset.kind === "cnn" ? { mode: "train", precision: "fp32", optimizer: "momentum" } : { mode: "train", precision: "amp", optimizer: "adamw" };
-    const workload = presetWorkload(preset.name);
+    const workload = resolveWorkload({ model: preset.name });
     const plan = planMemory(workload, setup);
-    const answer = await analyticBatch(plan, target);
-    const search = await microseconds(() => analyticBatch(plan, target), timing);
-    const withPlan = await microseconds(() => analyticBatch(planMemory(presetWorkload(preset.name), setup), target), timing);
+    const answer = await findMaxBatch(plan, options);
+    const planMs = await timed(() => planMemory(workload, setup), { rounds });
+    const newPlanMs = await timed((fresh) => findMaxBatch(fresh, options), { rounds, warm: 2, prepare: () => planMemory(workload, setup) });
+    const checkedUs = await microseconds(() => findMaxBatch(plan, options), quick ? { rounds: 3, minRoundMs: 5 } : { rounds: 7, minRoundMs: 40 });
     rows.push({
       model: preset.name,
-      setup: `${setup.mode} ${setup.precision} ${setup.optimizer} (default seq/image)`,
+      setup: `${setup.mode} ${setup.precision} ${setup.optimizer}`,
       tensors: plan.tensors.length,
       batchSize: answer.batchSize,
-      usPerAnswer: round(search.median, 2),
-      usPerPlanAndAnswer: round(withPlan.median, 2),
+      planMs: round(planMs, 2),
+      newPlanMs: round(newPlanMs, 3),
+      checkedUs: round(checkedUs, 2),
     });
   }
-  return { target: ANALYTIC_TARGET_ID, rows };
+  const worst = (key) => Math.max(...rows.map((r) => r[key]));
+  return {
+    target: API_TARGET_ID,
+    rows,
+    goals: [
+      { what: "findMaxBatch on a new plan, worst preset", goalMs: 5, measuredMs: worst("newPlanMs"), met: worst("newPlanMs") <= 5 },
+      { what: "findMaxBatch on a checked plan, worst preset", goalMs: 0.2, measuredMs: round(worst("checkedUs") / 1000, 4), met: worst("checkedUs") <= 200 },
+    ],
+  };
 }
 
 // --- 3. Native call overhead (simulated driver) -----------------------------------------------
@@ -306,36 +421,51 @@ const cpuModel = cpus()[0]?.model ?? "unknown";
 const report = {
   startedAt: new Date().toISOString(),
   quick,
-  machine: { node: process.version, platform: `${process.platform}-${process.arch}`, cpus: cpus().length, cpuModel },
+  sections,
+  machine: { node: process.version, platform: `${process.platform}-${process.arch}`, cpus: cpus().length, cpuModel, loadAverageAtStart: round(loadavg()[0], 2) },
 };
 const log = (message) => process.stderr.write(`bench: ${message}\n`);
 
-log("CLI cold start");
-report.coldStart = coldStart(Number(args.runs ?? (quick ? 3 : 15)));
-log("analytic answers per preset");
-report.analytic = await analyticAnswers();
-const addon = await simulatorBackend();
-const devices = await addon.devices();
-log("native call overhead (simulator)");
-report.native = await nativeOverhead(addon);
-log("probe counts (simulator, 2 MiB granularity)");
-report.search = {
-  simulator: simulatedGpus.map((g) => ({ gpu: g.name, totalBytes: g.totalBytes, usedBytes: g.usedBytes })),
-  granularityBytes: 2 * MiB,
-  ...(await searchSweep(addon, devices)),
-};
-log("probe counts (simulator, 4 MiB granularity: a model miss)");
-const worker = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--sweep-worker", String(4 * MiB), ...(quick ? ["--quick"] : [])], {
-  encoding: "utf8",
-  env: process.env,
-  maxBuffer: 64 * MiB,
-});
-if (worker.status !== 0) throw new Error(`sweep worker failed (${worker.status}): ${worker.stderr}`);
-report.modelMiss = { granularityBytes: 4 * MiB, modelGranularityBytes: 2 * MiB, ...JSON.parse(worker.stdout) };
-log("runs of a real job per answer: vramfit --exec against today's searches (scripts/bench-jobs.mjs)");
-const jobs = spawnSync(process.execPath, [resolve(root, "scripts", "bench-jobs.mjs"), ...(quick ? ["--quick"] : [])], { encoding: "utf8", maxBuffer: 64 * MiB });
-if (jobs.status !== 0) throw new Error(`bench-jobs failed (${jobs.status}): ${jobs.stderr}`);
-report.jobRuns = JSON.parse(jobs.stdout);
+if (sections.includes("commands")) {
+  log("the CLI per command, against node -e 0");
+  report.commands = commandTimes(runs);
+}
+if (sections.includes("api")) {
+  log("the library's answer per preset");
+  report.api = await apiAnswers();
+}
+const needsSimulator = ["native", "search", "modelMiss"].some((x) => sections.includes(x));
+const addon = needsSimulator ? await simulatorBackend() : undefined;
+const devices = addon ? await addon.devices() : [];
+if (sections.includes("native")) {
+  log("native call overhead (simulator)");
+  report.native = await nativeOverhead(addon);
+}
+if (sections.includes("search")) {
+  log("probe counts (simulator, 2 MiB granularity)");
+  report.search = {
+    simulator: simulatedGpus.map((g) => ({ gpu: g.name, totalBytes: g.totalBytes, usedBytes: g.usedBytes })),
+    granularityBytes: 2 * MiB,
+    ...(await searchSweep(addon, devices)),
+  };
+}
+if (sections.includes("modelMiss")) {
+  log("probe counts (simulator, 4 MiB granularity: a model miss)");
+  const worker = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--sweep-worker", String(4 * MiB), ...(quick ? ["--quick"] : [])], {
+    encoding: "utf8",
+    env: process.env,
+    maxBuffer: 64 * MiB,
+  });
+  if (worker.status !== 0) throw new Error(`sweep worker failed (${worker.status}): ${worker.stderr}`);
+  report.modelMiss = { granularityBytes: 4 * MiB, modelGranularityBytes: 2 * MiB, ...JSON.parse(worker.stdout) };
+}
+if (sections.includes("jobRuns")) {
+  log("runs of a real job per answer: vramfit --exec against today's searches (scripts/bench-jobs.mjs)");
+  const jobs = spawnSync(process.execPath, [resolve(root, "scripts", "bench-jobs.mjs"), ...(quick ? ["--quick"] : [])], { encoding: "utf8", maxBuffer: 64 * MiB });
+  if (jobs.status !== 0) throw new Error(`bench-jobs failed (${jobs.status}): ${jobs.stderr}`);
+  report.jobRuns = JSON.parse(jobs.stdout);
+}
+report.machine.loadAverageAtEnd = round(loadavg()[0], 2);
 report.elapsedSeconds = round((performance.now() - started) / 1000, 1);
 
 if (args.out) writeFileSync(args.out, `${JSON.stringify(report, null, 2)}\n`);
@@ -352,20 +482,36 @@ function table(headers, rows) {
 
 function renderTables(r) {
   const out = [];
-  out.push(`machine: ${r.machine.cpus} × ${r.machine.cpuModel}, node ${r.machine.node}${r.quick ? " (quick mode)" : ""}\n`);
-  const c = r.coldStart;
-  out.push(`\nCLI cold start (median of ${c.runs} interleaved runs each)\n`);
-  out.push(table(["command", "median ms", "ratio to node -e 0"], [["node -e 0", c.nodeMedianMs, "1×"], [c.command, c.vramfitMedianMs, `${c.ratio}×`], [c.preset.command, c.preset.medianMs, `${c.preset.ratio}×`]]));
-  out.push(`\nanalytic answer in process (target ${r.analytic.target})\n`);
-  out.push(table(["model", "setup", "tensors", "batch", "µs/answer", "µs with plan"], r.analytic.rows.map((x) => [x.model, x.setup, x.tensors, x.batchSize, x.usPerAnswer, x.usPerPlanAndAnswer])));
+  out.push(`machine: ${r.machine.cpus} × ${r.machine.cpuModel}, node ${r.machine.node}, load average ${r.machine.loadAverageAtStart} → ${r.machine.loadAverageAtEnd}${r.quick ? " (quick mode)" : ""}\n`);
+  if (r.commands) {
+    const c = r.commands;
+    out.push(`\nthe CLI per command: ${c.runs} runs each, every one right after a run of node -e 0; ratio = median of the paired ratios\n`);
+    out.push(table(["command", "median ms", "node -e 0 ms", "× node -e 0", "goal", "measured", "met"], c.rows.map((x) => [
+      `${x.env ? `${x.env.replace(/CUDASIM_DEVICES=.*/, `CUDASIM_DEVICES=<${x.note}>`)} ` : ""}${x.command}`,
+      x.medianMs,
+      x.nodeMedianMs,
+      `${x.ratio}×`,
+      x.goalText,
+      x.measured === undefined ? undefined : x.goal.ms !== undefined ? `${x.measured} ms` : `${x.measured}×`,
+      x.met === undefined ? undefined : x.met ? "yes" : "NO",
+    ])));
+  }
+  if (r.api) {
+    out.push(`\nthe library's answer in process: findMaxBatch(plan, { gpu: "${r.api.target}" }) (medians)\n`);
+    out.push(table(["preset", "setup", "tensors", "batch", "planMemory ms", "answer on a new plan ms", "answer on a checked plan µs"], r.api.rows.map((x) => [x.model, x.setup, x.tensors, x.batchSize, x.planMs, x.newPlanMs, x.checkedUs])));
+    for (const g of r.api.goals) out.push(`${g.what}: ${g.measuredMs} ms (goal ≤ ${g.goalMs} ms: ${g.met ? "met" : "NOT met"})\n`);
+  }
   const n = r.native;
-  out.push(`\nnative calls against the simulated driver\n`);
-  out.push(table(["call", "calls", "median µs", "p90 µs"], [
-    ["memGetInfo", n.memGetInfo.calls, n.memGetInfo.medianUs, n.memGetInfo.p90Us],
-    ["probe([])", n.emptyProbe.calls, n.emptyProbe.medianUs, n.emptyProbe.p90Us],
-    [`probe(resnet152 b64: ${n.resnet152Batch64Probe.allocations} allocations, touched)`, n.resnet152Batch64Probe.calls, n.resnet152Batch64Probe.medianUs, n.resnet152Batch64Probe.p90Us],
-  ]));
+  if (n) {
+    out.push(`\nnative calls against the simulated driver\n`);
+    out.push(table(["call", "calls", "median µs", "p90 µs"], [
+      ["memGetInfo", n.memGetInfo.calls, n.memGetInfo.medianUs, n.memGetInfo.p90Us],
+      ["probe([])", n.emptyProbe.calls, n.emptyProbe.medianUs, n.emptyProbe.p90Us],
+      [`probe(resnet152 b64: ${n.resnet152Batch64Probe.allocations} allocations, touched)`, n.resnet152Batch64Probe.calls, n.resnet152Batch64Probe.medianUs, n.resnet152Batch64Probe.p90Us],
+    ]));
+  }
   for (const [title, s] of [["probes per answer, simulator at 2 MiB granularity (the model's)", r.search], ["probes per answer, simulator at 4 MiB granularity (a model miss)", r.modelMiss]]) {
+    if (!s) continue;
     out.push(`\n${title}\n`);
     out.push(table(["gpu", "workload", "answer", "seeded", "bisect[1,1024]", "lightning", "seed ×0.5/×0.9/×1.1/×2"], s.rows.map((x) => [
       x.gpu,
@@ -382,10 +528,12 @@ function renderTables(r) {
       `lightning ${m.lightning.trials} trials (max ${m.lightning.maxTrials}, ${m.lightning.wrong} wrong)\n`);
   }
   const j = r.jobRuns;
-  const strategies = Object.keys(j.summary);
-  out.push(`\nruns of the real job per answer (simulated jobs, scripts/bench-jobs.mjs): runs, and → answer when it is not the largest batch that fits\n`);
-  out.push(table(["gpu", "workload", "answer", ...strategies], j.rows.map((x) => [x.gpu, x.workload, x.truth, ...strategies.map((s) => `${x[s].runs}${x[s].correct ? "" : ` → ${x[s].batchSize}`}`)])));
-  out.push(table(["strategy", "right", "median runs", "max runs", "total runs"], strategies.map((s) => [s, `${j.summary[s].right}/${j.summary[s].cases}`, j.summary[s].medianRuns, j.summary[s].maxRuns, j.summary[s].totalRuns])));
+  if (j) {
+    const strategies = Object.keys(j.summary);
+    out.push(`\nruns of the real job per answer (simulated jobs, scripts/bench-jobs.mjs): runs, and → answer when it is not the largest batch that fits\n`);
+    out.push(table(["gpu", "workload", "answer", ...strategies], j.rows.map((x) => [x.gpu, x.workload, x.truth, ...strategies.map((s) => `${x[s].runs}${x[s].correct ? "" : ` → ${x[s].batchSize}`}`)])));
+    out.push(table(["strategy", "right", "median runs", "max runs", "total runs"], strategies.map((s) => [s, `${j.summary[s].right}/${j.summary[s].cases}`, j.summary[s].medianRuns, j.summary[s].maxRuns, j.summary[s].totalRuns])));
+  }
   out.push(`\n${r.elapsedSeconds} s in all\n`);
   return out.join("");
 }

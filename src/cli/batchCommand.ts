@@ -62,7 +62,7 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
       }
       const r = outcome.value;
       const report: BatchReport = { ...r, ...(host !== undefined && { host }), advice: [] };
-      if (r.batchSize < wanted) {
+      if (r.batchSize < wanted && options.advice !== false) {
         const adviceOptions = {
           limits,
           touch: options.touch,

@@ -6,6 +6,8 @@ import type { WorkloadOptions } from "./workloadOptions.js";
 export interface BatchOptions extends WorkloadOptions, TargetOptions, JobOptions {
   maxBatch?: number;
   touch: boolean;
+  /** false with `--no-advice`: a short answer gets no advice (scripts that want the verdict only). */
+  advice?: boolean;
   json?: boolean;
   minBatch?: number;
   hostMemory?: number;

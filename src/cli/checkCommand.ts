@@ -20,6 +20,8 @@ export interface CheckOptions extends WorkloadOptions, TargetOptions, JobOptions
   batch?: number;
   need?: number;
   touch: boolean;
+  /** false with `--no-advice`: a check that does not fit gets no advice. */
+  advice?: boolean;
   json?: boolean;
   hostMemory?: number;
   lockTimeout?: number;
@@ -74,7 +76,7 @@ export async function checkCommand(options: CheckOptions, io: Io): Promise<numbe
       }
       const r = outcome.value;
       const report: CheckReport = { ...r, fits: r.fits && host?.fits !== false, gpuFits: r.fits, ...(host !== undefined && { host }), advice: [] };
-      if (!r.fits && planned !== undefined) {
+      if (!r.fits && planned !== undefined && options.advice !== false) {
         const adviceOptions = {
           limits,
           touch: options.touch,

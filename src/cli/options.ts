@@ -89,6 +89,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--min-batch <n>", description: "batch: the smallest acceptable batch per GPU (below it: advice, exit 1); gpus --fit: the global batch to reach over data-parallel GPUs", commands: ["batch", "gpus"], parse: (t) => parseCount("--min-batch", t) },
   { flags: "--host-memory <size>", description: "host memory for --offload", commands: TARGET, parse: (t) => parseSize("--host-memory", t), defaultText: "MemAvailable in /proc/meminfo" },
   { flags: "--fit", description: "each catalog GPU's largest batch for the workload (and with --min-batch, how many GPUs)", commands: ["gpus"] },
+  { flags: "--no-advice", description: "when it does not fit, the verdict only: no advice is measured (advice in --json stays [], with no adviceSummary)", commands: TARGET },
   { flags: "--no-touch", description: "allocate without writing the memory (faster, less certain)", commands: TARGET },
   { flags: "--require-gpu", description: "exit 3 unless a GPU is usable (never fall back)", commands: ["info", "batch", "check"] },
   { flags: "--lock-timeout <duration>", description: "how long to wait while another vramfit probes the same GPU (then exit 5), e.g. 30s, 500ms, 0", commands: TARGET, parse: (t) => parseDuration("--lock-timeout", t), defaultText: "60s" },

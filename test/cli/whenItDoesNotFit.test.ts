@@ -67,6 +67,18 @@ describe("vramfit check: a no comes with what would make it a yes", () => {
     expect(run.stdout.trimEnd()).toBe(output.join("\n"));
   });
 
+  it("--no-advice gives the verdict alone, with the same exit status and answer", async () => {
+    const full = await runJson<CheckJson>(LLAMA_13B_CHECK);
+    const bare = await runJson<CheckJson>([...LLAMA_13B_CHECK, "--no-advice"]);
+    expect(bare.status).toBe(1);
+    expect(bare.json).toMatchObject({ fits: false, gpuFits: false, needBytes: full.json.needBytes, budgetBytes: full.json.budgetBytes, advice: [] });
+    expect(bare.json.adviceSummary).toBeUndefined();
+    const text = await runCli([...LLAMA_13B_CHECK, "--no-advice"]);
+    expect(text.status).toBe(1);
+    expect(text.stdout.trim().split("\n")).toHaveLength(1);
+    expect(text.stdout).not.toContain("advice");
+  });
+
   it("a check that fits carries no advice", async () => {
     const args = ["check", "--model", "gpt2", "--seq", "512", "--batch", "2", "--gpu", "H100-80GB"];
     const run = await runJson<CheckJson>(args);
@@ -145,6 +157,12 @@ describe("vramfit batch --min-batch", () => {
     const enough = await runJson<{ batchSize: number; advice: AdviceJson[] }>([...base, "--min-batch", "8"]);
     expect(enough.status).toBe(0);
     expect(enough.json.advice).toEqual([]);
+    // --no-advice: the same short answer and exit status, no advice measured.
+    const bare = await runJson<{ batchSize: number; advice: AdviceJson[]; adviceSummary?: string }>([...base, "--min-batch", "64", "--no-advice"]);
+    expect(bare.status).toBe(1);
+    expect(bare.json.batchSize).toBe(11);
+    expect(bare.json.advice).toEqual([]);
+    expect(bare.json.adviceSummary).toBeUndefined();
   });
 
   it("gpt3-175b on one GPU: no single change fits; the advice says so and how many GPUs it takes", async () => {
