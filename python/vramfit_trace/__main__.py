@@ -1,0 +1,34 @@
+"""`python -m vramfit_trace`: the command line behind `vramfit trace`; one line and a status on any error."""
+import os
+import sys
+import traceback
+
+from .errors import FAILED, TraceError
+
+
+def main(argv):
+    # Before anything imports torch: the fake CUDA device must be registered first (fake_cuda.py says why).
+    try:
+        from .cli import parse
+
+        options = parse(argv)
+        from . import fake_cuda
+
+        fake_cuda.preload()
+        from .run import run
+
+        return run(options)
+    except TraceError as e:
+        print(str(e), file=sys.stderr)
+        return e.status
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # the model's own code failed under fake tensors: one line, never a stack trace
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        print(f"vramfit trace: the step failed under the tracer: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+              f" ({os.path.basename(where.filename)}:{where.lineno})", file=sys.stderr)
+        return FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,17 @@
+"""The tracer's one error: a line for the user and the exit status that goes with it (docs/trace-format.md)."""
+
+# Exit statuses: 2 bad usage or input (as vramfit's own, DESIGN.md), 4 something to install, 5 the step failed.
+BAD_INPUT = 2
+MISSING = 4
+FAILED = 5  # the model's step raised under the tracer
+
+
+class TraceError(Exception):
+    def __init__(self, message, status=BAD_INPUT):
+        super().__init__(message)
+        self.status = status
+
+
+def missing(what, package):
+    """What is missing and the pip command that installs it."""
+    return TraceError(f"vramfit trace: {what} is not installed in this Python: pip install {package}", MISSING)

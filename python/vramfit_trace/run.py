@@ -1,0 +1,136 @@
+"""Traces the step at three batches, fits it, writes the trace file (docs/trace-format.md); caches by inputs."""
+import hashlib
+import json
+import os
+import platform
+import sys
+
+from . import TRACER_VERSION
+from .errors import TraceError, missing
+
+DTYPES = {"fp32": "float32", "amp": "float32", "fp16": "float16", "bf16": "bfloat16"}
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def import_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise missing("PyTorch (torch)", "torch") from None
+    return torch
+
+
+def source_text(options):
+    """The bytes the trace depends on beyond the options: the config or the user's file."""
+    path = options.hf_config or (options.torch.rsplit(":", 1)[0] if options.torch else None)
+    if path is None:
+        return b""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        flag = "--hf-config" if options.hf_config else "--torch"
+        raise TraceError(f"{flag}: cannot read {path}: {e.strerror}") from None
+
+
+def tracer_digest():
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(PACKAGE_DIR)):
+        if name.endswith((".py", ".cpp")):
+            with open(os.path.join(PACKAGE_DIR, name), "rb") as f:
+                h.update(name.encode() + f.read())
+    return h.hexdigest()
+
+
+def recorded_options(options):
+    return {
+        "mode": options.mode, "seq": options.seq, "image": options.image, "precision": options.precision,
+        "optimizer": options.optimizer if options.mode == "train" else None,
+        "optimizerImpl": options.optimizer_impl if options.mode == "train" else None,
+        "checkpointing": options.checkpointing, "loraRank": options.lora_rank, "loraTargets": options.lora_targets,
+        "attention": options.attention, "gpu": options.gpu,
+        "computeCapability": "%d.%d" % options.compute_capability,
+        "batches": options.batches, "batch": options.batch,
+    }
+
+
+def cache_path(options, environment):
+    key = json.dumps({"source": [options.hf_config and "hf", options.torchvision, options.timm, options.torch and options.torch.rsplit(":", 1)[1]],
+                      "options": recorded_options(options), "environment": environment}, sort_keys=True).encode()
+    h = hashlib.sha256(key + source_text(options) + tracer_digest().encode()).hexdigest()[:24]
+    root = os.environ.get("VRAMFIT_TRACE_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "vramfit", "traces"))
+    return os.path.join(root, h + ".json")
+
+
+def environment_of(torch, extra):
+    env = {"python": platform.python_version(), "torch": torch.__version__, "tracer": TRACER_VERSION}
+    env.update(extra)
+    return env
+
+
+def run(options):
+    torch = import_torch()
+    from . import fake_cuda
+    from .sources import resolve
+
+    fake_cuda.answer_torch_cuda(options.compute_capability)
+    source, extra = resolve(options)  # checks the source's own packages before anything runs
+    environment = environment_of(torch, extra)
+    path = cache_path(options, environment)
+    if not options.no_cache and os.path.exists(path):
+        with open(path) as f:
+            text = f.read()
+        print(f"vramfit trace: cached {path}", file=sys.stderr)
+    else:
+        text = json.dumps(trace(options, source, environment), separators=(",", ":")) + "\n"
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    if options.out:
+        try:
+            with open(options.out, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise TraceError(f"--out: cannot write {options.out}: {e.strerror}") from None
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def trace(options, source, environment):
+    from .attention import AttentionLog
+    from .fit import fit, single
+    from .step import INFER_PHASES, TRAIN_PHASES
+    from .tracer import trace_batch
+    from . import charged
+
+    traced = []
+    log = AttentionLog(options.compute_capability)
+    workload = None
+    for b in options.batches:
+        with log.recording(first=not traced):
+            events, _recorder, workload = trace_batch(source, options, b)
+        traced.append((b, events))
+    events, reason = fit(traced)
+    total, trainable = workload.counts()
+    doc = {
+        "format": "vramfit-step-trace", "version": 1,
+        "workload": {"source": workload.source, "name": workload.name, "parameterCount": total,
+                     "trainableParameterCount": trainable},
+        "options": recorded_options(options),
+        "environment": environment,
+        "batches": options.batches,
+        "affine": events is not None,
+    }
+    if events is None:
+        one, _recorder, _workload = trace_batch(source, options, options.batch)
+        events = single(one)
+        doc["batch"] = options.batch
+        doc["affineReason"] = reason
+    doc["phases"] = INFER_PHASES if options.mode == "infer" else TRAIN_PHASES
+    doc["events"] = events
+    doc["attention"] = log.entries
+    doc["charged"] = charged.bytes_for(options.compute_capability, options.mode)
+    return doc
