@@ -46,15 +46,19 @@ vramfit_venv() {
     echo "$dir/bin/python"
     return 0
   fi
-  rm -rf "$dir"
   mkdir -p "$vramfit_venv_root"
-  python3 -m venv "$dir" >&2 || return 1
-  "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" "${reqs[@]}" >&2 || return 1
-  # The --no-deps packages go in last: installed first, they would be replaced by whatever the requirements' own
-  # resolution picks (torch 2.14.1 needs cuda-bindings, which no local index has, so pip fell back to the CPU build).
-  if ((${#nodeps[@]})); then
-    "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" --no-deps "${nodeps[@]}" >&2 || return 1
-    "$dir/bin/python" - "${nodeps[@]}" <<'PY' >&2 || return 1
+  # One maker at a time (several shells on one machine source this at once): the others wait, then find it made.
+  (
+    flock 9
+    [[ -f $dir/.vramfit-key && $(cat "$dir/.vramfit-key") == "$key" ]] && exit 0
+    rm -rf "$dir"
+    python3 -m venv "$dir" >&2 || exit 1
+    "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" "${reqs[@]}" >&2 || exit 1
+    # The --no-deps packages go in last: installed first, they would be replaced by whatever the requirements' own
+    # resolution picks (torch 2.14.1 needs cuda-bindings, which no local index has, so pip fell back to the CPU build).
+    if ((${#nodeps[@]})); then
+      "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" --no-deps "${nodeps[@]}" >&2 || exit 1
+      "$dir/bin/python" - "${nodeps[@]}" <<'PY' >&2 || exit 1
 import importlib.metadata, sys
 for pin in (a for a in sys.argv[1:] if "==" in a):
     name, want = pin.split("==")
@@ -62,8 +66,9 @@ for pin in (a for a in sys.argv[1:] if "==" in a):
     if got != want:
         sys.exit(f"{name} {got} installed where {want} was asked")
 PY
-  fi
-  echo "$key" >"$dir/.vramfit-key"
+    fi
+    echo "$key" >"$dir/.vramfit-key"
+  ) 9>"$vramfit_venv_root/.$name.lock" || return 1
   echo "$dir/bin/python"
 }
 

@@ -1,5 +1,7 @@
 // The simulated CUDA driver: the C entry points of libcuda.so.1 that vramfit uses, backed by the
 // simulated machine (libsimgpu.so), so every native code path runs without a GPU.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -97,6 +99,30 @@ SimDevice* FindDevice(CUdevice dev) {
   return &S().devices[dev];
 }
 
+// The stub driver of a simulated GPU (native/stubs/stubs.cmake builds these objects again with
+// CUDASIM_IMPLICIT_INIT) initializes itself on first use: there, the CUDA runtime is the stub one,
+// which never calls cuInit, yet PyTorch calls the driver directly (libcaffe2_nvrtc.so's
+// cuDevicePrimaryCtxGetState) expecting the runtime to have done so, as the real runtime does.
+#ifdef CUDASIM_IMPLICIT_INIT
+constexpr bool kImplicitInit = true;
+#else
+constexpr bool kImplicitInit = false;
+#endif
+
+}  // namespace
+}  // namespace cudasim
+extern "C" CUresult cuInit(unsigned int flags);
+namespace cudasim {
+namespace {
+
+void InitializeImplicitly() {
+  static thread_local bool initializing = false;  // cuInit's own prologue comes back here
+  if (!kImplicitInit || S().initialized || initializing) return;
+  initializing = true;
+  cuInit(0);
+  initializing = false;
+}
+
 // The prologue of every entry point: an injected fault first (it applies even before cuInit,
 // as a broken install would), the trace, then for calls that reach a GPU its latency and whether
 // it is lost, then the state lock and the initialization check.
@@ -108,6 +134,7 @@ class Call {
   // `device`: kNoDevice for calls the driver answers from its own tables (enumeration),
   // kCurrent for calls on the thread's current context, or a CUDA ordinal.
   explicit Call(const char* function, int device = kNoDevice) : fault_(InjectedFault(function)) {
+    InitializeImplicitly();
     TraceCall(function);
     PauseIfAsked(function);  // unlocked: while this call waits, other threads and processes proceed
     int ordinal = device == kCurrent ? (tCurrent ? tCurrent->ordinal : -1) : device;
@@ -344,6 +371,24 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
+// Whether the device's primary context is active: retained here, or, on a simulated GPU, opened by
+// the stub runtime of the same process (it records its context in the shared ledger, as this
+// driver does; nothing else holds memory in this process's name).
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
+  Call call(__func__, dev);
+  if (CUresult status = call.Status()) return status;
+  SimDevice* device = cudasim::FindDevice(dev);
+  if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
+  if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  bool held = device->primaryRefs > 0;
+  if (!held && cudasim::kImplicitInit) {
+    for (const cudasim::Holder& holder : S().accounting->Holders(device->pool)) held = held || holder.pid == getpid();
+  }
+  *flags = 0;
+  *active = held ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   Call call(__func__, dev);
   if (CUresult status = call.Status()) return status;
@@ -500,6 +545,39 @@ CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
     device->pendingError = failure;
   }
   return CUDA_SUCCESS;
+}
+
+// Blocks of `blockSize` threads that fit on one SM of the current device, by threads alone: the
+// simulated kernels use no registers or shared memory (cuFuncGetAttribute says 0), so the limits
+// left are 2048 threads and 32 blocks per SM, those of every datacenter GPU since Volta (the CUDA
+// C++ Programming Guide's "Technical Specifications per Compute Capability").
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, void* function, int blockSize,
+                                                     size_t /*dynamicSMemSize*/) {
+  Call call(__func__, Call::kCurrent);
+  if (CUresult status = call.Status()) return status;
+  SimDevice* device = nullptr;
+  if (CUresult status = cudasim::CurrentDevice(device)) return status;
+  if (numBlocks == nullptr || function == nullptr || blockSize <= 0 || blockSize > 1024) return CUDA_ERROR_INVALID_VALUE;
+  *numBlocks = std::min(2048 / blockSize, 32);
+  return CUDA_SUCCESS;
+}
+
+// CUpointer_attribute, for a pointer the simulated GPU handed out: it is device memory of the
+// current device (the stub runtime's allocations are not in this driver's table, so any pointer
+// is taken as one).
+CUresult cuPointerGetAttribute(void* data, int attribute, CUdeviceptr ptr) {
+  Call call(__func__, Call::kCurrent);
+  if (CUresult status = call.Status()) return status;
+  SimDevice* device = nullptr;
+  if (CUresult status = cudasim::CurrentDevice(device)) return status;
+  if (data == nullptr || ptr == 0) return CUDA_ERROR_INVALID_VALUE;
+  switch (attribute) {
+    case 1: *static_cast<CUcontext*>(data) = cudasim::tCurrent; return CUDA_SUCCESS;           // CONTEXT
+    case 2: *static_cast<unsigned*>(data) = 2; return CUDA_SUCCESS;                            // MEMORY_TYPE: DEVICE
+    case 3: *static_cast<CUdeviceptr*>(data) = ptr; return CUDA_SUCCESS;                       // DEVICE_POINTER
+    case 9: *static_cast<int*>(data) = cudasim::tCurrent->ordinal; return CUDA_SUCCESS;        // DEVICE_ORDINAL
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
 }
 
 // The two error-text functions work before cuInit, as the real driver's do.
