@@ -22,6 +22,10 @@ import { validateBackendOptions } from "./native/validateBackendOptions.js";
 import { validatePlan } from "./plan/validatePlan.js";
 import { validatePlanMemory, validateSetupOptions } from "./plan/validateSetup.js";
 import type { Workload } from "./workload/workload.js";
+import { object, rejectUnknown, string } from "./checks.js";
+import { checkPlanBytes } from "./plan/planLimits.js";
+import { readStepTrace } from "./step/traceFile.js";
+import { tracePlan } from "./step/tracePlan.js";
 
 export { VramfitError, exitStatusOf, ExitStatus, type VramfitErrorCode, type VramfitErrorOptions } from "./errors.js";
 export { parseBytes, formatBytes } from "./units.js";
@@ -135,6 +139,33 @@ export function planMemory(workload: Workload, setup: RunSetup): MemoryPlan {
   validatePlanMemory(workload, setup);
   const plan = buildPlan(workload, setup);
   validatePlan(plan); // checked here once: the calls it is passed to do not walk it again
+  return plan;
+}
+
+/**
+ * The plan of a step PyTorch ran: a trace file `vramfit trace --out FILE` wrote
+ * (docs/trace-format.md), as a plan whose tensors are the step's own storages, allocated and
+ * freed in the trace's order, with the workspaces the trace cannot see (cuBLAS's) charged. Pass it
+ * to {@link findMaxBatch} or {@link checkFits} like any plan: the allocator emulation and a device
+ * probe replay it as traced. Pure: the caller reads the file (as for `hfConfig` and `spec`).
+ *
+ * @param file - The file's path (for messages) and its parsed JSON.
+ * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT`, one line naming the file and the field: a
+ *   wrong `format` or `version`, a byte count that is not a whole number, an event out of order, a
+ *   free of a storage never allocated, an unknown category or charge.
+ * @example
+ * ```ts
+ * const path = "llama.trace.json";
+ * const plan = planTrace({ path, json: JSON.parse(readFileSync(path, "utf8")) });
+ * console.log((await findMaxBatch(plan, { gpu: "H100-80GB" })).batchSize);
+ * ```
+ */
+export function planTrace(file: { path: string; json: unknown }): MemoryPlan {
+  const fields = object("file", file);
+  rejectUnknown("file", fields, ["path", "json"]);
+  string("file.path", fields.path);
+  const plan = tracePlan(readStepTrace(file.path, file.json));
+  checkPlanBytes(plan);
   return plan;
 }
 

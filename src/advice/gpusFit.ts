@@ -3,6 +3,7 @@ import { GPU_CATALOG } from "../devices/catalog.js";
 import { budgetBytes, type BudgetLimits } from "../fit/budget.js";
 import { jobModel, type JobModelOptions } from "../fit/charges.js";
 import type { ZeroStage } from "../plan/bytesPerParameter.js";
+import type { MemoryPlan } from "../plan/memoryPlan.js";
 import { resolveSetup, type RunSetup } from "../plan/setup.js";
 import { validateGpusFit } from "./validateAdvice.js";
 import type { Workload } from "../workload/workload.js";
@@ -75,12 +76,8 @@ export async function gpusFit(workload: Workload, setup: RunSetup, options: Gpus
     if (setup.tp !== undefined || workload.kind !== "transformer" || plan({ ...setup, tp: t }) !== undefined) degrees.push(t);
   }
   const maxRanks = options.maxDataParallel ?? MAX_DATA_PARALLEL;
-  const gpus = [...(options.catalog ?? GPU_CATALOG)].sort((a, b) => a.totalBytes - b.totalBytes);
   const rows: GpuFit[] = [];
-  const allocator = jobModel(options);
-  for (const gpu of gpus) {
-    // As `batch --gpu ID` answers: the total less the reserve, the job's allocator and context charged.
-    const budget: Budget = { budgetBytes: budgetBytes({ freeBytes: gpu.totalBytes, totalBytes: gpu.totalBytes }, options), allocator };
+  for (const { gpu, budget } of catalogBudgets(options)) {
     const maxBatchOf = async (variant: RunSetup): Promise<number> => {
       const p = plan(variant);
       return p === undefined ? 0 : (await measureAnalytic(p, budget, 1, options.signal)).batchSize;
@@ -104,6 +101,27 @@ export async function gpusFit(workload: Workload, setup: RunSetup, options: Gpus
       row.layout = best ?? null;
     }
     rows.push(row);
+  }
+  return rows;
+}
+
+/** The GPUs to answer for, sorted by memory, each with its budget as `batch --gpu ID` has it: the total less the reserve, the job's allocator and context charged. */
+function catalogBudgets(options: GpusFitOptions): { gpu: FitGpu; budget: Budget }[] {
+  const allocator = jobModel(options);
+  return [...(options.catalog ?? GPU_CATALOG)]
+    .sort((a, b) => a.totalBytes - b.totalBytes)
+    .map((gpu) => ({ gpu, budget: { budgetBytes: budgetBytes({ freeBytes: gpu.totalBytes, totalBytes: gpu.totalBytes }, options), allocator } }));
+}
+
+/**
+ * For each catalog GPU, sorted by memory: the largest batch of a plan as it stands — a traced step,
+ * whose run is baked in, so there is no setup to scale out (no `minBatch`).
+ */
+export async function gpusFitPlan(plan: MemoryPlan, options: Omit<GpusFitOptions, "minBatch" | "maxDataParallel"> = {}): Promise<GpuFit[]> {
+  const rows: GpuFit[] = [];
+  for (const { gpu, budget } of catalogBudgets(options)) {
+    const { batchSize } = await measureAnalytic(plan, budget, 1, options.signal);
+    rows.push({ id: gpu.id, name: gpu.name, totalBytes: gpu.totalBytes, budgetBytes: budget.budgetBytes, batchSize });
   }
   return rows;
 }

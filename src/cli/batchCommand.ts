@@ -15,7 +15,7 @@ import { cliProgress, showProbes } from "./progress.js";
 import { renderTable } from "./table.js";
 import { resolveCliTargets } from "./targets.js";
 import { adviceFields, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
-import { planFromOptions } from "./workloadOptions.js";
+import { TRACED_ADVICE, answersOnlyAtItsBatch, isTraced, planFromOptions } from "./workloadOptions.js";
 
 /** A batch answer's JSON: the library's result, the host side of --offload, and advice below --min-batch. */
 type BatchReport = BatchResult & { host?: HostCheck; advice: Advice[]; adviceSummary?: string; adviceText?: string };
@@ -25,8 +25,9 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
   if (options.batch !== undefined) throw invalidArgument("--batch", options.batch, "--solve seq with it (batch finds the batch; check tests one)");
   if (options.exec !== undefined) return execBatchCommand({ ...options, exec: options.exec }, io);
   const planned = await planFromOptions(options, io.signal);
+  if (isTraced(planned)) answersOnlyAtItsBatch(planned, undefined);
   const { plan, assumed } = planned;
-  const limits = { ...jobLimits(options), ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }) };
+  const limits = { ...jobLimits(options, planned), ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }) };
   const { targets, fallback, reason } = await resolveCliTargets(options, "examples");
   try {
     return await answer();
@@ -62,7 +63,8 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
       }
       const r = outcome.value;
       const report: BatchReport = { ...r, ...(host !== undefined && { host }), advice: [] };
-      if (r.batchSize < wanted && options.advice !== false) {
+      if (r.batchSize < wanted && options.advice !== false && isTraced(planned)) report.adviceText = TRACED_ADVICE;
+      else if (r.batchSize < wanted && options.advice !== false && !isTraced(planned)) {
         const adviceOptions = {
           limits,
           touch: options.touch,

@@ -14,7 +14,7 @@ import { jobLimits, type JobOptions } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { resolveCliTargets, type TargetOptions } from "./targets.js";
 import { adviceFields, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
-import { planFromOptions, type PlannedWorkload, type WorkloadOptions } from "./workloadOptions.js";
+import { TRACED_ADVICE, answersOnlyAtItsBatch, isTraced, planFromOptions, type Planned, type WorkloadOptions } from "./workloadOptions.js";
 
 export interface CheckOptions extends WorkloadOptions, TargetOptions, JobOptions {
   batch?: number;
@@ -33,9 +33,9 @@ export interface CheckOptions extends WorkloadOptions, TargetOptions, JobOptions
 /** A check's JSON: the library's result, with the host side of --offload and the advice when it does not fit. */
 type CheckReport = CheckResult & { gpuFits: boolean; host?: HostCheck; advice: Advice[]; adviceSummary?: string; adviceText?: string };
 
-async function checkedPlan(options: CheckOptions, signal?: AbortSignal): Promise<{ plan: ReturnType<typeof needPlan>; batch: number; planned?: PlannedWorkload }> {
+async function checkedPlan(options: CheckOptions, signal?: AbortSignal): Promise<{ plan: ReturnType<typeof needPlan>; batch: number; planned?: Planned }> {
   if (options.need !== undefined) {
-    const workloadGiven = [options.model, options.hfConfig, options.spec, options.params].some((o) => o !== undefined);
+    const workloadGiven = [options.model, options.hfConfig, options.spec, options.params, options.trace].some((o) => o !== undefined);
     if (workloadGiven || options.batch !== undefined) {
       throw invalidArgument("--need", options.need, "either --need SIZE or a workload with --batch N, not both");
     }
@@ -43,6 +43,7 @@ async function checkedPlan(options: CheckOptions, signal?: AbortSignal): Promise
   }
   if (options.batch === undefined) throw invalidArgument("--batch", "none", "the batch size to check (or --need SIZE)");
   const planned = await planFromOptions(options, signal);
+  if (isTraced(planned)) answersOnlyAtItsBatch(planned, options.batch);
   checkBatchBytes("--batch", planned.plan, options.batch);
   return { plan: planned.plan, batch: options.batch, planned };
 }
@@ -50,7 +51,7 @@ async function checkedPlan(options: CheckOptions, signal?: AbortSignal): Promise
 export async function checkCommand(options: CheckOptions, io: Io): Promise<number> {
   if (options.exec !== undefined) return execCheckCommand({ ...options, exec: options.exec }, io);
   const { plan, batch, planned } = await checkedPlan(options, io.signal);
-  const limits = jobLimits(options);
+  const limits = jobLimits(options, planned);
   const { targets } = await resolveCliTargets(options, "refuse");
   const progress = cliProgress(io, options.json);
   const onProbe = showProbes(progress);
@@ -76,7 +77,8 @@ export async function checkCommand(options: CheckOptions, io: Io): Promise<numbe
       }
       const r = outcome.value;
       const report: CheckReport = { ...r, fits: r.fits && host?.fits !== false, gpuFits: r.fits, ...(host !== undefined && { host }), advice: [] };
-      if (!r.fits && planned !== undefined && options.advice !== false) {
+      if (!r.fits && planned !== undefined && options.advice !== false && isTraced(planned)) report.adviceText = TRACED_ADVICE;
+      else if (!r.fits && planned !== undefined && options.advice !== false && !isTraced(planned)) {
         const adviceOptions = {
           limits,
           touch: options.touch,

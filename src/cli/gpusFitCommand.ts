@@ -1,5 +1,5 @@
 // `vramfit gpus --fit`: each catalog GPU's largest batch for a workload and, with --min-batch, how many GPUs reach it.
-import { gpusFit, type GpuFit } from "../advice/gpusFit.js";
+import { gpusFit, gpusFitPlan, type GpuFit } from "../advice/gpusFit.js";
 import { ExitStatus, invalidArgument } from "../errors.js";
 import { resolveSetup } from "../plan/setup.js";
 import { formatBytes } from "../units.js";
@@ -7,7 +7,7 @@ import { writeJson, type Io } from "./io.js";
 import { renderTable } from "./table.js";
 import { jobModel } from "../fit/charges.js";
 import { jobLimits, reserveText, type JobOptions } from "./jobOptions.js";
-import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
+import { isTraced, planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 
 export interface GpusFitOptions extends WorkloadOptions, JobOptions {
   fit?: boolean;
@@ -15,7 +15,7 @@ export interface GpusFitOptions extends WorkloadOptions, JobOptions {
   json?: boolean;
 }
 
-const WORKLOAD_SOURCES = ["model", "hfConfig", "spec", "params", "perSample"] as const;
+const WORKLOAD_SOURCES = ["model", "hfConfig", "spec", "params", "perSample", "trace"] as const;
 
 /** Whether `gpus` was asked about a workload (with --fit, or by giving one, which needs --fit). */
 export function wantsFit(options: GpusFitOptions): boolean {
@@ -24,20 +24,27 @@ export function wantsFit(options: GpusFitOptions): boolean {
 
 export async function gpusFitCommand(options: GpusFitOptions, io: Io): Promise<number> {
   if (!options.fit) throw invalidArgument("--fit", "absent", "--fit with a workload or --min-batch (vramfit gpus --fit --model NAME …)");
+  if (options.trace !== undefined && options.minBatch !== undefined) {
+    throw invalidArgument("--min-batch", options.minBatch, "no --min-batch with --trace (a trace is one GPU's step as run: scaling it out adds what it did not trace, DDP's buckets, ZeRO's shards)");
+  }
   const planned = await planFromOptions(options, io.signal);
-  const limits = jobLimits(options);
-  const rows = await gpusFit(planned.workload, planned.setup, { ...limits, ...(options.minBatch !== undefined && { minBatch: options.minBatch }), ...(io.signal !== undefined && { signal: io.signal }) });
+  const limits = jobLimits(options, planned);
+  const signal = io.signal !== undefined && { signal: io.signal };
+  const rows = isTraced(planned)
+    ? await gpusFitPlan(planned.plan, { ...limits, ...signal })
+    : await gpusFit(planned.workload, planned.setup, { ...limits, ...(options.minBatch !== undefined && { minBatch: options.minBatch }), ...signal });
   if (options.json) {
     writeJson(io, rows);
     return ExitStatus.ok;
   }
   io.out(`workload  ${planned.plan.description}${planned.assumed.length > 0 ? ` (assumed ${planned.assumed.join(" ")})` : ""}`);
-  const s = resolveSetup(planned.setup);
-  const scaleOut =
-    options.minBatch === undefined
-      ? ""
-      : `; GPUs to reach a global batch of ${options.minBatch}: data parallel${s.mode === "train" ? ` with ZeRO stage ${s.zeroStage}` : ""}, ` +
-        (planned.workload.kind !== "transformer" ? "no tensor parallelism" : planned.setup.tp !== undefined ? `tensor parallel ${s.tp}` : "tensor parallel 1, 2, 4 or 8 (the fewest GPUs)");
+  let scaleOut = "";
+  if (options.minBatch !== undefined && !isTraced(planned)) {
+    const s = resolveSetup(planned.setup);
+    scaleOut =
+      `; GPUs to reach a global batch of ${options.minBatch}: data parallel${s.mode === "train" ? ` with ZeRO stage ${s.zeroStage}` : ""}, ` +
+      (planned.workload.kind !== "transformer" ? "no tensor parallelism" : planned.setup.tp !== undefined ? `tensor parallel ${s.tp}` : "tensor parallel 1, 2, 4 or 8 (the fewest GPUs)");
+  }
   const { kind, contextBytes } = jobModel(limits);
   io.out(`analytic  each GPU's total less ${reserveText(options)}, the ${kind} allocator's segments and a ${formatBytes(contextBytes)} job context${scaleOut}`);
   io.out(renderFitTable(rows, options.minBatch));

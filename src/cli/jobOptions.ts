@@ -1,4 +1,5 @@
 // The budget and job options every evaluating command shares, as the library takes them.
+import { isTraced, type Planned } from "./workloadOptions.js";
 import { DEFAULT_RESERVE_PERCENT, formatBytes, type AllocatorKind, type BudgetLimits, type JobModelOptions } from "../index.js";
 
 export interface JobOptions {
@@ -9,13 +10,18 @@ export interface JobOptions {
   jobContext?: number;
 }
 
-/** --reserve, --max-mem, --allocator and --job-context as library options (absent ones left to the library's defaults). */
-export function jobLimits(options: JobOptions): BudgetLimits & JobModelOptions {
+/**
+ * --reserve, --max-mem, --allocator and --job-context as library options (absent ones left to the
+ * library's defaults). A traced step that measured its job's context (`charged.contextBytes`)
+ * charges that unless --job-context says otherwise.
+ */
+export function jobLimits(options: JobOptions, planned?: Planned): BudgetLimits & JobModelOptions {
+  const context = options.jobContext ?? (planned !== undefined && isTraced(planned) ? planned.trace.charged.contextBytes : undefined);
   return {
     ...options.reserve,
     ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
     ...(options.allocator !== undefined && { allocator: options.allocator }),
-    ...(options.jobContext !== undefined && { jobContextBytes: options.jobContext }),
+    ...(context !== undefined && { jobContextBytes: context }),
   };
 }
 

@@ -44,6 +44,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--params <n>", description: "raw workload: parameter count (e.g. 7e9)", commands: WORKLOAD },
   { flags: "--per-sample <size>", description: "raw workload: activation bytes per sample (e.g. 1GiB)", commands: WORKLOAD },
   { flags: "--fixed <size>", description: "raw workload: other fixed bytes", commands: WORKLOAD, defaultText: "0" },
+  { flags: "--trace <file>", description: "a step PyTorch ran, written by `vramfit trace`: its own allocations, replayed in its order (its run options are baked in)", commands: WORKLOAD },
   // How it runs
   { flags: "--mode <m>", description: MODES.join("|"), commands: WORKLOAD, defaultText: "train" },
   { flags: "--precision <p>", description: `weights and activations: ${PRECISIONS.join("|")}`, commands: WORKLOAD, defaultText: "amp" },

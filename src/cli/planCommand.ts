@@ -16,7 +16,7 @@ import { timelineChartSvg } from "./timelineChart.js";
 import { hasPlanTarget, planTarget, type PlanTarget } from "./planTarget.js";
 import { renderTable } from "./table.js";
 import type { TargetOptions } from "./targets.js";
-import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
+import { answersOnlyAtItsBatch, isTraced, planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 
 export interface PlanOptions extends WorkloadOptions, TargetOptions, JobOptions {
   batch?: number;
@@ -69,11 +69,15 @@ function bar(share: number): string {
 }
 
 export async function planCommand(options: PlanOptions, io: Io): Promise<number> {
-  const { plan, assumed } = await planFromOptions(options, io.signal);
-  const model = jobModel(jobLimits(options));
-  const batch = options.batch ?? 1;
+  const planned = await planFromOptions(options, io.signal);
+  const { plan, assumed } = planned;
+  const limits = jobLimits(options, planned);
+  const model = jobModel(limits);
+  // A trace that is not affine answers at its one traced batch.
+  const batch = options.batch ?? (isTraced(planned) && !planned.trace.affine ? planned.trace.batches[0]! : 1);
+  if (isTraced(planned)) answersOnlyAtItsBatch(planned, batch);
   checkBatchBytes("--batch", plan, batch);
-  if (options.batch === undefined) assumed.push("--batch 1");
+  if (options.batch === undefined) assumed.push(`--batch ${batch}`);
   const report: PlanReport = {
     batch,
     description: plan.description,
@@ -92,7 +96,7 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     host: (({ parameters, gradients, optimizerStates }) => ({ parameters, gradients, optimizerStates, ranks: plan.host?.ranks ?? 0 }))(hostBytesByCategory(plan)),
   };
   report.totalBytes = Object.values(report.breakdown).reduce((sum, bytes) => sum + bytes, 0);
-  const target = (options.svg !== undefined && !options.timeline) || hasPlanTarget(options) ? await planTarget(plan, options, jobLimits(options)) : undefined;
+  const target = (options.svg !== undefined && !options.timeline) || hasPlanTarget(options) ? await planTarget(plan, options, limits) : undefined;
   if (target !== undefined) {
     const { allocator, ...shown } = target;
     report.target = shown;

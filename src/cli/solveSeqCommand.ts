@@ -11,7 +11,7 @@ import { jobLimits, reserveText } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { renderTable } from "./table.js";
 import { resolveCliTargets } from "./targets.js";
-import { planFromOptions } from "./workloadOptions.js";
+import { plannedFromOptions } from "./workloadOptions.js";
 
 /** The options --solve seq refuses, each with why: they ask the batch question. */
 function checkOptions(options: BatchOptions & { batch?: number }): number {
@@ -34,7 +34,8 @@ function checkOptions(options: BatchOptions & { batch?: number }): number {
  */
 export async function solveSeqCommand(options: BatchOptions & { batch?: number }, io: Io): Promise<number> {
   const batch = checkOptions(options);
-  const planned = await planFromOptions(options, io.signal);
+  if (options.trace !== undefined) throw invalidArgument("--trace", options.trace, "a workload vramfit plans with --solve seq (a trace's sequence length is baked in: trace again with another --seq)");
+  const planned = await plannedFromOptions(options, io.signal);
   const { planAt } = seqSearchFor(planned.workload, planned.setup);
   const limits = jobLimits(options);
   const { targets, fallback, reason } = await resolveCliTargets(options, "examples");

@@ -73,7 +73,7 @@ export function validatePlanMemory(workload: unknown, setup: unknown): void {
 }
 
 /** Every field of SetupOptions; the type below fails to compile when one is added and not listed here. */
-const SETUP_OPTION_FIELDS = ["mode", "precision", "optimizer", "optimizerImpl", "seq", "image", "checkpointing", "attention", "zero", "gpus", "tp", "sequenceParallel", "generate", "offload", "gpusPerNode", ...MODEL_SETUP_OPTION_FIELDS] as const;
+export const SETUP_OPTION_FIELDS = ["mode", "precision", "optimizer", "optimizerImpl", "seq", "image", "checkpointing", "attention", "zero", "gpus", "tp", "sequenceParallel", "generate", "offload", "gpusPerNode", ...MODEL_SETUP_OPTION_FIELDS] as const;
 type UnlistedOption = Exclude<keyof SetupOptions, (typeof SETUP_OPTION_FIELDS)[number]>;
 const everyOptionListed: [UnlistedOption] extends [never] ? true : UnlistedOption = true;
 void everyOptionListed;

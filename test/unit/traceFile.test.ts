@@ -8,6 +8,7 @@ import { bytesByCategory, peakBytes, type Category } from "../../src/plan/memory
 import { allocationTrace, type AllocationEvent } from "../../src/step/allocationTrace.js";
 import { readStepTrace, type StepTrace, type TraceEvent } from "../../src/step/traceFile.js";
 import { tracePlan } from "../../src/step/tracePlan.js";
+import { planTrace } from "../../src/index.js";
 import { invalidMessage } from "./invalidMessage.js";
 
 const MiB = 2 ** 20;
@@ -141,6 +142,9 @@ describe("readStepTrace and tracePlan", () => {
     ).toMatch(/: events\[9\]\[3\]: expected 0 \(the trace is not affine/);
     expect(bad((j) => ((j.workload as Record<string, unknown>).source = "onnx"))).toMatch(/: workload\.source: expected one of hf-config, torchvision, timm, torch, got "onnx"$/);
     expect(bad((j) => (j.attention = [{ module: "m", kernel: "sdpa" }]))).toMatch(/: attention\[0\]\.kernel: expected one of flash, efficient, cudnn, math, got "sdpa"$/);
+    // The library's door: the file's shape, then its content.
+    expect(invalidMessage(() => planTrace({ path: 3 as never, json: fixture() }))).toMatch(/^file\.path: expected /);
+    expect(invalidMessage(() => planTrace({ path: FILE, json: [] }))).toMatch(/^test\/fixtures\/trace\/hand-made\.json: expected a JSON object/);
   });
 
   it("answers a trace that is not affine at its one batch: every byte fixed", () => {
