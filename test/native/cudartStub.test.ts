@@ -31,11 +31,10 @@ function readelf(args: string[]): string {
 function dynamicSymbols(path: string, which: "defined" | "undefined"): string[] {
   const symbols = new Set<string>();
   for (const line of readelf(["--dyn-syms", "-W", path]).split("\n")) {
-    const fields = line.trim().split(/\s+/);
-    if (fields.length < 8 || !fields[0].endsWith(":")) continue;
-    const undefinedHere = fields[6] === "UND";
-    if (undefinedHere !== (which === "undefined") || !fields[7].includes("@")) continue;
-    symbols.add(fields[7].replace(/@@?/, "@"));
+    const [index, , , , , , section, name] = line.trim().split(/\s+/);
+    if (name === undefined || !index!.endsWith(":")) continue;
+    if ((section === "UND") !== (which === "undefined") || !name.includes("@")) continue;
+    symbols.add(name.replace(/@@?/, "@"));
   }
   return [...symbols].sort();
 }
@@ -168,7 +167,7 @@ describe("the stub runtime's behaviour", () => {
     const files = readdirSync(dir);
     expect(files).toHaveLength(1);
     expect(files[0]).toMatch(/^counters-[0-9]+\.txt$/);
-    const counters = Object.fromEntries(readFileSync(join(dir, files[0]), "utf8").trim().split("\n").map((l) => l.split("=")));
+    const counters = Object.fromEntries(readFileSync(join(dir, files[0]!), "utf8").trim().split("\n").map((l) => l.split("=")));
     // The context and one 3000-byte allocation, charged at 512-byte alignment (3072 B).
     const peak = DEFAULT_CONTEXT_BYTES + 3072;
     expect(counters).toMatchObject({ VRAMFIT_PEAK_BYTES: String(peak), "device0.peakBytes": String(peak), peakMallocBytes: "3000", mallocCalls: "1", freeCalls: "1", deviceToHostCopies: "1", deviceToHostBytes: "3000" });

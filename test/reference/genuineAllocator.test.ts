@@ -1,0 +1,162 @@
+// PyTorch's genuine CUDA caching allocator (torch 2.14.1's libc10_cuda.so, where the wheel lies, on
+// vramfit's stub CUDA runtime) against vramfit's emulation, for every preset (issue 23 item 4):
+//  1. without memory pressure, at three batches, the same cudaMalloc/cudaFree sequence;
+//  2. at three capacities, the same largest batch: vramfit's analytic answer against the largest
+//     batch the genuine allocator replays without running out of memory (searched from vramfit's
+//     answer with vramfit's own search, so "largest" means the same boundary on both sides).
+// Each under three PYTORCH_CUDA_ALLOC_CONF settings (see CONFIGS). VRAMFIT_GENUINE_REPORT=FILE
+// writes the figures as the markdown table docs/validation.md shows.
+import { writeFileSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
+
+import { listPresets } from "../../src/index.js";
+import { searchMaxBatch } from "../../src/fit/search.js";
+import {
+  MODELS_ALLOC_CONF,
+  MODELS_OUT_OF_MEMORY_PATH,
+  emulatedDeviceCalls,
+  emulatedReservedBytes,
+  eventsLog,
+  presetPlan,
+  vramfitLargestBatch,
+} from "./emulation.js";
+import { DEVICE_BYTES, GenuineAllocator, buildHarness, findCudaInclude, findTorchWheel, type TorchWheel } from "./genuineAllocator.js";
+
+/**
+ * PyTorch's defaults; `max_split_size_mb:128` (blocks of 128 MiB or more are never split, so large
+ * requests take their own segments: the setting PyTorch's out-of-memory message suggests against
+ * fragmentation); `roundup_power2_divisions:4` (requests rounded up to quarter powers of two:
+ * different block sizes, hence different segments). Not `expandable_segments:True`: PyTorch maps
+ * its pages with the driver's cuMemCreate/cuMemMap, which no stub driver here has yet; nor
+ * `garbage_collection_threshold`, which acts only under setMemoryFraction (a replay never sets it).
+ */
+const CONFIGS: readonly (string | undefined)[] = [undefined, "max_split_size_mb:128", "roundup_power2_divisions:4"];
+const BATCHES = [1, 8, 32];
+const MiB = 2 ** 20;
+
+const wheel = findTorchWheel(process.env.VRAMFIT_TORCH_CUDA_PYTHON);
+const cudaInclude = findCudaInclude();
+const skipReason =
+  typeof wheel === "string" ? wheel : cudaInclude === undefined ? "no CUDA headers: set VRAMFIT_CUDA_INCLUDE (source .ci/python-envs.sh)" : undefined;
+if (skipReason !== undefined) console.log(`genuine allocator reference skipped: ${skipReason}`);
+
+const label = (conf: string | undefined) => conf ?? "default";
+
+interface SequenceRow {
+  name: string;
+  batch: number;
+  genuine: number[];
+  emulated: number[];
+}
+interface LargestRow {
+  name: string;
+  capacityBytes: number;
+  vramfit: number;
+  genuine: number;
+  genuineReplays: number;
+}
+
+describe.skipIf(skipReason !== undefined)("PyTorch's genuine caching allocator against vramfit's, every preset", () => {
+  const presets = listPresets().map((p) => p.name);
+  const sequences = new Map<string | undefined, SequenceRow[]>(CONFIGS.map((conf) => [conf, []]));
+  const largest = new Map<string | undefined, LargestRow[]>(CONFIGS.map((conf) => [conf, []]));
+
+  // Everything is replayed up front, the three configurations' harnesses side by side, each events
+  // log made once for all three; the tests below judge the figures.
+  beforeAll(async () => {
+    const binary = buildHarness(wheel as TorchWheel, cudaInclude!);
+    const allocators = new Map(CONFIGS.map((conf) => [conf, new GenuineAllocator(binary, wheel as TorchWheel, conf)]));
+    try {
+      for (const name of presets) {
+        const plan = presetPlan(name);
+        const logs = new Map<number, string>();
+        const log = (batch: number) => logs.get(batch) ?? logs.set(batch, eventsLog(plan, batch, name)).get(batch)!;
+        for (const batch of BATCHES) {
+          await Promise.all(CONFIGS.map(async (conf) => {
+            const genuine = await allocators.get(conf)!.replay(log(batch), 0);
+            if (!genuine.fits) throw new Error(`${name} batch ${batch} ran out of ${DEVICE_BYTES} bytes (${label(conf)})`);
+            sequences.get(conf)!.push({ name, batch, genuine: genuine.deviceCalls, emulated: emulatedDeviceCalls(plan, batch, conf) });
+          }));
+        }
+        // The capacities: what the emulation reserves with no limit at the three batches, to the
+        // 2 MiB below: every preset meets all three, whatever its size.
+        for (const batch of BATCHES) {
+          const capacityBytes = Math.floor(emulatedReservedBytes(plan, batch) / (2 * MiB)) * 2 * MiB;
+          await Promise.all(CONFIGS.map(async (conf) => {
+            const vramfit = await vramfitLargestBatch(plan, capacityBytes, conf);
+            const allocator = allocators.get(conf)!;
+            const genuine = await searchMaxBatch(async (b) => (await allocator.replay(log(b), capacityBytes)).fits, { seed: vramfit });
+            largest.get(conf)!.push({ name, capacityBytes, vramfit, genuine: genuine.batchSize, genuineReplays: genuine.evaluations });
+          }));
+        }
+      }
+    } finally {
+      for (const allocator of allocators.values()) allocator.close();
+    }
+    if (process.env.VRAMFIT_GENUINE_REPORT) writeFileSync(process.env.VRAMFIT_GENUINE_REPORT, reportTable(sequences, largest));
+  }, 600_000);
+
+  it("is torch 2.14.1's", () => {
+    expect((wheel as TorchWheel).version).toMatch(/^2\.14\.1/);
+  });
+
+  // Where the emulation does not model what a comparison needs yet (emulation.ts), the comparison is
+  // expected to fail: checked against engineer alloc's emulation (issue 23 item 1) before it landed,
+  // every one of these passed (docs/validation.md), so `it.fails` turns red the day it lands.
+  for (const conf of CONFIGS) {
+    const itNow = conf === undefined || MODELS_ALLOC_CONF ? it : it.fails;
+    itNow(`without memory pressure, the same cudaMalloc/cudaFree sequence (${label(conf)}; batches ${BATCHES.join(", ")})`, () => {
+      const rows = sequences.get(conf)!;
+      expect(rows).toHaveLength(presets.length * BATCHES.length);
+      const disagreements = rows
+        .filter((row) => !sameCalls(row.genuine, row.emulated))
+        .map((row) => `${row.name} batch ${row.batch}: genuine ${row.genuine.length} calls (${sumMiB(row.genuine)} MiB), emulation ${row.emulated.length} (${sumMiB(row.emulated)} MiB)`);
+      expect(disagreements).toEqual([]);
+    });
+  }
+
+  for (const conf of CONFIGS) {
+    const itNow = MODELS_OUT_OF_MEMORY_PATH && (conf === undefined || MODELS_ALLOC_CONF) ? it : it.fails;
+    itNow(`at three capacities, the same largest batch (${label(conf)})`, () => {
+      const rows = largest.get(conf)!;
+      expect(rows).toHaveLength(presets.length * BATCHES.length);
+      const disagreements = rows
+        .filter((row) => row.vramfit !== row.genuine)
+        .map((row) => `${row.name} at ${row.capacityBytes / MiB} MiB: vramfit ${row.vramfit}, genuine ${row.genuine}`);
+      expect(disagreements).toEqual([]);
+    });
+  }
+});
+
+function sameCalls(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((bytes, k) => bytes === b[k]);
+}
+
+function sumMiB(calls: readonly number[]): number {
+  return Math.round(calls.reduce((sum, bytes) => sum + bytes, 0) / MiB);
+}
+
+/** The figures as docs/validation.md shows them: one row per preset and configuration. */
+function reportTable(sequences: Map<string | undefined, SequenceRow[]>, largest: Map<string | undefined, LargestRow[]>): string {
+  const lines = [
+    "| preset | PYTORCH_CUDA_ALLOC_CONF | same cudaMalloc/cudaFree sequence at batch 1, 8, 32 (genuine calls) | largest batch at three capacities: vramfit / genuine |",
+    "|---|---|---|---|",
+  ];
+  for (const conf of CONFIGS) {
+    const byPreset = new Map<string, { seq: string[]; big: string[] }>();
+    for (const row of sequences.get(conf)!) {
+      const entry = byPreset.get(row.name) ?? byPreset.set(row.name, { seq: [], big: [] }).get(row.name)!;
+      entry.seq.push(`${sameCalls(row.genuine, row.emulated) ? "yes" : "**no**"} (${row.genuine.length})`);
+    }
+    for (const row of largest.get(conf)!) {
+      const mark = row.vramfit === row.genuine ? "" : "**";
+      byPreset.get(row.name)!.big.push(`${formatGiB(row.capacityBytes)}: ${mark}${row.vramfit} / ${row.genuine}${mark}`);
+    }
+    for (const [name, entry] of byPreset) lines.push(`| ${name} | ${label(conf)} | ${entry.seq.join(", ")} | ${entry.big.join("; ")} |`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function formatGiB(bytes: number): string {
+  return `${(bytes / 2 ** 30).toFixed(bytes < 10 * 2 ** 30 ? 2 : 0)} GiB`;
+}
