@@ -187,12 +187,13 @@ CUDART_API Error cudaGetSymbolAddress(void** pointer, const void* symbol) {
 
 // Driver functions (PyTorch fetches cuMemCreate and friends this way for expandable segments): from
 // the libcuda.so.1 the loader finds — the simulated driver, or a stub driver beside this runtime.
-// cudaDriverEntryPointQueryResult: 0 success, 1 symbol not found.
+// cudaDriverEntryPointQueryResult: 0 success, 1 symbol not found; as the real one, a symbol not
+// found is a status, not an error (CUDA Runtime API, cudaGetDriverEntryPointByVersion).
 CUDART_API Error cudaGetDriverEntryPointByVersion(const char* symbol, void** function, unsigned int /*version*/,
                                                   unsigned long long /*flags*/, int* status) {
   if (symbol == nullptr || function == nullptr) return Return(kErrorInvalidValue);
   static void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   *function = driver != nullptr ? dlsym(driver, symbol) : nullptr;
   if (status != nullptr) *status = *function != nullptr ? 0 : 1;
-  return *function != nullptr ? kSuccess : Return(kErrorSymbolNotFound);
+  return kSuccess;
 }
