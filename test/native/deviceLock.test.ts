@@ -1,9 +1,10 @@
 // The per-device lock: flock on a file named after the device's UUID, with a bounded wait.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 
 import { lockDevice, lockPath, privateLockDirectory } from "../../src/devices/deviceLock.js";
@@ -12,6 +13,16 @@ import { addonPath, loadAddon, temporaryPath } from "./simulator.js";
 
 const addon = loadAddon();
 const device = { ordinal: 0, uuid: "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6" };
+
+/** dist/ and the addon copied into a fresh folder anyone may read (0755, under the system's temporary folder). */
+function readableCopy(): string {
+  const copy = mkdtempSync(join(tmpdir(), "vramfit-readable-"));
+  cpSync(fileURLToPath(new URL("../../dist", import.meta.url)), join(copy, "dist"), { recursive: true });
+  writeFileSync(join(copy, "package.json"), JSON.stringify({ type: "module" }));
+  copyFileSync(addonPath, join(copy, "vramfit.node"));
+  for (const path of [copy, join(copy, "dist")]) chmodSync(path, 0o755);
+  return copy;
+}
 
 function lockDir(): string {
   const dir = dirname(temporaryPath("x"));
@@ -85,22 +96,29 @@ describe("lockDevice", () => {
     writeFileSync(file, "");
     chmodSync(file, 0o644);
     if (process.getuid?.() !== 0) chmodSync(file, 0o444);
+    // The other user runs vramfit's lock from a world-readable copy: the clone's own dist/ and
+    // addon may sit under a parent only this user can enter (CI's `mktemp -d` folder is 0700).
+    const copy = readableCopy();
     const script = `
       import { createRequire } from "node:module";
-      import { lockDevice } from ${JSON.stringify(new URL("../../dist/devices/deviceLock.js", import.meta.url).href)};
-      const addon = createRequire(import.meta.url)(${JSON.stringify(addonPath)});
+      import { lockDevice } from ${JSON.stringify(pathToFileURL(join(copy, "dist", "devices", "deviceLock.js")).href)};
+      const addon = createRequire(import.meta.url)(${JSON.stringify(join(copy, "vramfit.node"))});
       const lock = await lockDevice(addon, ${JSON.stringify(device)}, { directory: ${JSON.stringify(directory)}, onUnlocked: (r) => console.log("unlocked: " + r) });
       console.log("locked");
       process.stdin.once("data", () => { lock.release(); process.exit(0); });
     `;
     const asOther = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { ...asOther, stdio: ["pipe", "pipe", "inherit"] });
-    const [line] = (await once(child.stdout!, "data")) as [Buffer];
-    expect(line.toString().trim()).toBe("locked");
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { ...asOther, cwd: copy, stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = once(child, "exit").then(([code]) => code as number | null);
+    // Whichever comes first: the child's line, or its exit (a failure to start fails here, at once).
+    const first = await Promise.race([once(child.stdout!, "data").then(([line]) => (line as Buffer).toString().trim()), exited.then((code) => `exited with status ${code}: ${stderr.trim()}`)]);
+    expect(first).toBe("locked");
     const busy = await lockDevice(addon, device, { directory, timeoutMs: 0 }).catch((e: VramfitError) => e.code);
     expect(busy).toBe("ERR_DEVICE_BUSY");
     child.stdin!.write("done\n");
-    await once(child, "exit");
+    expect(await exited).toBe(0);
     (await lockDevice(addon, device, { directory, timeoutMs: 0 })).release();
   });
 });

@@ -111,7 +111,10 @@ describe("findMaxBatchByRunning(command) on the simulator", () => {
   });
 
   it("with an exact model of the job, runs its answer and the next: 2 runs", async () => {
-    const description: SimJob = { fixedBytes: 4 * GiB, perSampleBytes: 100 * MiB, printPeak: true };
+    // The job's line leaves out its context, which only NVML's sampling adds: the job holds its peak
+    // for a second (100 sampling intervals), not 20 ms, so a loaded machine cannot make the sampler
+    // miss it, leaving the measured peak 300 MiB short and the search 3 batches too high (5 runs).
+    const description: SimJob = { fixedBytes: 4 * GiB, perSampleBytes: 100 * MiB, printPeak: true, holdMs: 1000 };
     const result = await findMaxBatchByRunning(`${job} {batch}`, {
       device: 4,
       env: env(description),
