@@ -85,6 +85,8 @@ export async function calibratedSearch(run: BatchRunner, options: CalibratedSear
   const cap = options.maxBatch ?? Number.MAX_SAFE_INTEGER;
   const trace: JobRun[] = [];
   const known = new Map<number, JobRun>();
+  /** Bytes per sample once the calibration (or an agreeing model) has measured it: later runs must follow it. */
+  let slope: number | undefined;
   const runAt = async (batch: number): Promise<JobRun> => {
     const cached = known.get(batch);
     if (cached !== undefined) return cached;
@@ -92,7 +94,32 @@ export async function calibratedSearch(run: BatchRunner, options: CalibratedSear
     const result = await run(batch);
     known.set(batch, result);
     trace.push(result);
+    if (options.maxBatch === undefined) checkGrowth(result);
     return result;
+  };
+  /**
+   * Stops the search when a run's peak no longer follows the measured slope: two fitting runs whose
+   * peaks are equal within the allocator's rounding, at batches the slope puts far apart. A job
+   * that caps its batch (`min(batch, len(dataset))`) would otherwise fit at every batch up to
+   * 2^53 − 1, each run a real training step.
+   */
+  const checkGrowth = (r: JobRun): void => {
+    const bytes = r.fits ? deviceBytes(r) : null;
+    if (slope === undefined || bytes === null) return;
+    for (const other of known.values()) {
+      const otherBytes = other.fits && other !== r ? deviceBytes(other) : null;
+      if (otherBytes === null) continue;
+      const [low, high] = other.batch < r.batch ? [{ batch: other.batch, bytes: otherBytes }, { batch: r.batch, bytes }] : [{ batch: r.batch, bytes }, { batch: other.batch, bytes: otherBytes }];
+      const expected = slope * (high.batch - low.batch);
+      if (expected >= 4 * PEAK_UNCERTAINTY_BYTES && high.bytes - low.bytes <= 2 * PEAK_UNCERTAINTY_BYTES) {
+        throw new VramfitError(
+          "ERR_JOB_UNMEASURED",
+          `the job's peak stopped growing with the batch: ${low.bytes} bytes at batch ${low.batch}, ${high.bytes} at batch ${high.batch}, ` +
+            `where ${Math.round(slope)} bytes per sample add ${Math.round(expected)}: it may cap its batch size (e.g. min(batch, len(dataset))); ` +
+            "give --max-batch to search anyway",
+        );
+      }
+    }
   };
   /**
    * A run's device bytes for the calibration: its peak, and where that came from the job's own
@@ -133,10 +160,11 @@ export async function calibratedSearch(run: BatchRunner, options: CalibratedSear
     if (agreed) {
       // Within its error, the model's slope is trusted and its offset corrected by the measured
       // peak (a context or a workspace it sized differently): the search starts from there.
+      const modelSlope = seed > 1 ? (bytes - options.model.bytesAt(1)) / (seed - 1) : options.model.bytesAt(2) - bytes;
       let start = seed;
-      if (measured !== null) {
-        const slope = seed > 1 ? (bytes - options.model.bytesAt(1)) / (seed - 1) : options.model.bytesAt(2) - bytes;
-        if (slope > 0) start = within((options.budgetBytes - (measured - slope * seed)) / slope);
+      if (modelSlope > 0) {
+        slope = modelSlope;
+        if (measured !== null) start = within((options.budgetBytes - (measured - modelSlope * seed)) / modelSlope);
       }
       if (start !== seed) modelReport.correctedBatchSize = start;
       return { batchSize: await search(start), trace, predictedBatchSize: seed, method: "model", model: modelReport };
@@ -189,6 +217,7 @@ export async function calibratedSearch(run: BatchRunner, options: CalibratedSear
   const perSampleBytes = (deviceBytes(second)! - p1) / (b2 - b1);
   const fixedBytes = p1 - perSampleBytes * b1;
   const calibration: Calibration = { batches: [b1, b2], fixedBytes: Math.round(fixedBytes), perSampleBytes: Math.round(perSampleBytes) };
+  if (perSampleBytes > 0) slope = perSampleBytes;
   const predict = (intercept: number, slope: number) => within((options.budgetBytes - intercept) / slope);
   const predicted = predict(fixedBytes, perSampleBytes);
   // The prediction's run is the search's first anyway. When it fits, its peak is a calibration

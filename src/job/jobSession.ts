@@ -3,7 +3,7 @@
 import { accessSync, constants, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { invalidArgument } from "../errors.js";
+import { VramfitError, invalidArgument } from "../errors.js";
 import type { DeviceLockOptions } from "../devices/deviceLock.js";
 import { budgetBytes as budgetFor, type BudgetLimits } from "../fit/budget.js";
 import type { JobModelOptions } from "../fit/charges.js";
@@ -61,6 +61,19 @@ export function judgedRun(run: JobRun, budgetBytes: number, options: BudgetLimit
   return peak > budgetBytes ? { ...run, fits: false, overBudget: true } : run;
 }
 
+/**
+ * A run whose reported peak is more than its largest device holds did not measure this device (a
+ * line printed for another GPU, or in other units): an error, never "fits".
+ */
+function withinDevice(run: JobRun, devices: readonly JobDevice[]): JobRun {
+  const totalBytes = Math.max(...devices.map((d) => d.device.totalBytes));
+  if (run.peakSource !== "job" || run.peakBytes === null || run.peakBytes <= totalBytes) return run;
+  throw new VramfitError(
+    "ERR_JOB_UNMEASURED",
+    `batch ${run.batch}: the job reported a peak of ${run.peakBytes} bytes (VRAMFIT_PEAK_BYTES), more than the device's ${totalBytes}: print the bytes this GPU used (torch.cuda.max_memory_reserved())`,
+  );
+}
+
 /** The log directory: made when named (and writable), else a new one under the system's temporary directory. */
 function logDirectory(dir: string | undefined): string {
   if (dir === undefined) return mkdtempSync(join(tmpdir(), "vramfit-exec-"));
@@ -99,7 +112,7 @@ export async function withJobSession<T>(
       if (command === null) throw new Error("no command to run");
       // The device's used memory before the run: the fallback peak is the rise over it.
       const baseline = read === undefined ? undefined : await usedBytesNow(read, uuids).catch(() => undefined);
-      return runJobAtBatch(command, batch, {
+      const run = await runJobAtBatch(command, batch, {
         logDir: context.logDir!,
         runTimeoutMs: options.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
         env: options.env ?? process.env,
@@ -107,6 +120,7 @@ export async function withJobSession<T>(
         ...(options.signal !== undefined && { signal: options.signal }),
         ...(read !== undefined && baseline !== undefined && { measure: (pid: number) => samplePeaks(read, uuids, pid, baseline) }),
       });
+      return withinDevice(run, devices);
     };
     return work(runner, context);
   });

@@ -141,6 +141,15 @@ describe("what a run's output means", () => {
     expect(result).toMatchObject({ fits: false, needBytes: null, source: "job", run: { batch: 2, fits: false, exitCode: 1, outOfMemory: framework } });
   });
 
+  it("a peak line above the device's total is an error naming it, not \"fits\" (issue 25)", async () => {
+    const error = await findMaxBatchByRunning("echo VRAMFIT_PEAK_BYTES=$(( {batch} * 100000000000000 ))", { device: 0, env: process.env }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VramfitError);
+    expect(error).toMatchObject({ code: "ERR_JOB_UNMEASURED" });
+    expect((error as Error).message).toBe(
+      `batch 1: the job reported a peak of 100000000000000 bytes (VRAMFIT_PEAK_BYTES), more than the device's ${DEVICES[0]!.totalBytes}: print the bytes this GPU used (torch.cuda.max_memory_reserved())`,
+    );
+  });
+
   it("reads the message on stdout too", async () => {
     const result = await checkByRunning(`${job} {batch}`, 2, { device: 0, env: env({ fixedBytes: 20 * GiB, perSampleBytes: GiB, oom: "jax" }, { SIMJOB_OOM_STREAM: "stdout" }) });
     expect(result.run).toMatchObject({ fits: false, outOfMemory: "JAX/XLA" });

@@ -164,6 +164,24 @@ describe("findMaxBatchByRunning with a runner (no device)", () => {
     expect((error as Error).message).toMatch(/did not grow from batch 1 .* to batch 5/);
   });
 
+  it.each([
+    ["calibrating", {}],
+    ["seeded by an exact model", { model: { fixedBytes: 2 * GiB, perSampleBytes: 64 * MiB } }],
+  ])("stops, saying why, when the peak stops following the batch (a job capping it at 300), %s (issue 25)", async (_, extra) => {
+    const job = { fixedBytes: 2 * GiB, perSampleBytes: 64 * MiB };
+    const { run, batches } = simulated(job, 80 * GiB);
+    // min(batch, 300), as a job that caps its batch at its dataset's length: it fits at every batch.
+    const capped = (batch: number): RunOutcome => run(Math.min(batch, 300));
+    const error = await findMaxBatchByRunning(capped, { budgetBytes: 80 * GiB, ...extra }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VramfitError);
+    expect(error).toMatchObject({ code: "ERR_JOB_UNMEASURED" });
+    expect((error as Error).message).toMatch(/^the job's peak stopped growing with the batch: \d+ bytes at batch \d+, \d+ at batch \d+, where .* min\(batch, len\(dataset\)\)\); give --max-batch/);
+    expect(batches.length).toBeLessThanOrEqual(5); // it ran 58 times, answering 2^53 − 1
+    // With --max-batch the user asks for the search anyway: bounded, it answers the cap.
+    const bounded = await findMaxBatchByRunning(capped, { budgetBytes: 80 * GiB, maxBatch: 5000 });
+    expect(bounded.batchSize).toBe(5000);
+  });
+
   it("passes a runner's failure through, after the runs before it", async () => {
     const failing = (batch: number): RunOutcome => {
       if (batch > 1) throw new VramfitError("ERR_JOB_FAILED", `batch ${batch}: crashed`);
