@@ -69,6 +69,13 @@ export const LIMIT_CHECKS: Record<string, (label: string, value: unknown) => voi
 };
 export const LIMIT_FIELDS = Object.keys(LIMIT_CHECKS);
 
+/** A reserve in bytes or as a percentage, not both. */
+export function oneReserve(label: string, options: Fields): void {
+  if (options.reserveBytes !== undefined && options.reservePercent !== undefined) {
+    throw invalidArgument(`${label}.reserveBytes`, "with reservePercent", "one reserve: in bytes or as a percentage, not both");
+  }
+}
+
 /** A target from resolveTargets, handed back: the resolver made it, so only its kind is checked. */
 function validateResolvedTarget(label: string, value: unknown): void {
   const target = object(label, value);
@@ -98,9 +105,7 @@ function validateTargetOptions(value: unknown, label: string, known: readonly st
   if (options.gpu !== undefined && options.memoryBytes !== undefined) {
     throw invalidArgument(`${label}.gpu`, "with memoryBytes", "one analytic target: gpu or memoryBytes, not both");
   }
-  if (options.reserveBytes !== undefined && options.reservePercent !== undefined) {
-    throw invalidArgument(`${label}.reserveBytes`, "with reservePercent", "one reserve: in bytes or as a percentage, not both");
-  }
+  oneReserve(label, options);
   if (options.device !== undefined && (options.gpu !== undefined || options.memoryBytes !== undefined)) {
     throw invalidArgument(`${label}.device`, options.device, "no device with gpu or memoryBytes (those are analytic targets)");
   }

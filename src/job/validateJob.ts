@@ -1,10 +1,11 @@
 // The library's checks of findMaxBatchByRunning's and checkByRunning's arguments (running the real job).
 import { type Fields, object, shown, rejectUnknown, integer, bytes, fn, string, abortSignal, optionalFields } from "../checks.js";
 import { invalidArgument } from "../errors.js";
-import { validateDevice, validateLock } from "../fit/validateTargets.js";
+import { LIMIT_CHECKS, LIMIT_FIELDS, oneReserve, validateDevice, validateLock } from "../fit/validateTargets.js";
 import { validatePlan } from "../plan/validatePlan.js";
 
-const JOB_SESSION_FIELDS = ["device", "reserveBytes", "maxMemBytes", "runTimeoutMs", "logDir", "env", "signal", "lock"] as const;
+// The budget and job-model fields as every other search takes them (LIMIT_FIELDS): a run is judged against the same budget.
+const JOB_SESSION_FIELDS = ["device", ...LIMIT_FIELDS, "runTimeoutMs", "logDir", "env", "signal", "lock"] as const;
 
 /** The options every run of a job shares; `extra` are the caller's own fields, checked by it. */
 function validateJobSession(label: string, value: unknown, extra: readonly string[]): Fields {
@@ -16,14 +17,14 @@ function validateJobSession(label: string, value: unknown, extra: readonly strin
       if (Array.isArray(v)) v.forEach((d, i) => validateDevice(`${l}[${i}]`, d));
       else validateDevice(l, v);
     },
-    reserveBytes: (l, v) => void bytes(l, v),
-    maxMemBytes: (l, v) => void bytes(l, v, 1),
+    ...LIMIT_CHECKS,
     runTimeoutMs: (l, v) => void integer(l, v, 1, 24 * 3600 * 1000),
     logDir: string,
     env: (l, v) => void object(l, v),
     signal: abortSignal,
     lock: validateLock,
   });
+  oneReserve(label, options);
   return options;
 }
 
