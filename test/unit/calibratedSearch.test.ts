@@ -203,6 +203,13 @@ describe("findMaxBatchByRunning with a runner (no device)", () => {
     await expect(findMaxBatchByRunning(() => ({ fits: true }), options as never)).rejects.toThrow(message);
   });
 
+  it("takes every budget and job-model option findMaxBatch takes: a reserve as a percentage, the allocator, the context (issue 25)", async () => {
+    const job = { fixedBytes: 2 * GiB, perSampleBytes: 30 * MiB };
+    const options = { budgetBytes: 10 * GiB, reservePercent: 5, maxMemBytes: 20 * GiB, allocator: "raw", jobContextBytes: 0 } as const;
+    expect((await findMaxBatchByRunning(simulated(job, 10 * GiB).run, options)).batchSize).toBe(trueMaxBatch(job, 10 * GiB));
+    await expect(findMaxBatchByRunning(simulated(job, 10 * GiB).run, { ...options, reserveBytes: GiB })).rejects.toThrow(/one reserve: in bytes or as a percentage, not both/);
+  });
+
   it("rejects a job that is neither a command nor a function, and an empty command", async () => {
     await expect(findMaxBatchByRunning(42 as never, { budgetBytes: GiB })).rejects.toMatchObject({ code: "ERR_INVALID_ARGUMENT" });
     await expect(findMaxBatchByRunning("  ", { budgetBytes: GiB })).rejects.toThrow(/command: expected a command to run/);
