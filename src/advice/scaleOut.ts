@@ -1,6 +1,6 @@
 // Shared by advice and `gpus --fit`: plans for variants of a setup, their largest batch, and monotone searches over GPU counts.
 import { checkpoint } from "../checkpoint.js";
-import { plannedBytes, type AllocatorModel } from "../fit/allocator.js";
+import { bytesWithin, type AllocatorModel } from "../fit/allocator.js";
 import { analyticMaxBatch } from "../fit/analytic.js";
 import { phasesOf, type MemoryPlan, type PlannedTensor } from "../plan/memoryPlan.js";
 
@@ -42,7 +42,7 @@ export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: n
   if (known !== undefined) return known;
   const { batchSize } = await analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch, signal);
   await checkpoint(signal); // each replay of a deep model's step takes a while
-  const bytesAtBatch = plannedBytes(plan, batch, budget.allocator);
+  const bytesAtBatch = bytesWithin(plan, batch, budget.allocator, budget.budgetBytes);
   await checkpoint(signal); // and so does the next plan the caller builds
   const answer = { batchSize, bytesAtBatch };
   answers.set(key, answer);

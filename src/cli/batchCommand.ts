@@ -10,7 +10,7 @@ import { hostBudget } from "./hostMemory.js";
 import { deviceList, integratedNotes } from "./integratedNote.js";
 import { writeJson, type Io } from "./io.js";
 import type { BatchOptions } from "./batchOptions.js";
-import { jobLimits, reserveText } from "./jobOptions.js";
+import { allocConfLine, jobLimits, reserveText } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { renderTable } from "./table.js";
 import { resolveCliTargets } from "./targets.js";
@@ -83,6 +83,8 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
       writeJson(io, many ? json : json[0]);
     } else {
       io.out(`workload  ${plan.description}${assumed.length > 0 ? ` (assumed ${assumed.join(" ")})` : ""}`);
+      const allocatorLine = allocConfLine(options);
+      if (allocatorLine !== undefined) io.out(allocatorLine);
       if (fallback) {
         io.err(`${reason}\nanalytic answers for common GPUs follow; name one with --gpu ID (see \`vramfit gpus\`) or --memory SIZE`);
       }

@@ -10,7 +10,7 @@ import { evaluateEach, exitStatusOfOutcomes, failedDevice, type FailedDevice } f
 import { hostBudget } from "./hostMemory.js";
 import { deviceList, integratedNotes } from "./integratedNote.js";
 import { writeJson, type Io } from "./io.js";
-import { jobLimits, type JobOptions } from "./jobOptions.js";
+import { allocConfLine, jobLimits, type JobOptions } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { resolveCliTargets, type TargetOptions } from "./targets.js";
 import { adviceFields, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
@@ -101,6 +101,8 @@ export async function checkCommand(options: CheckOptions, io: Io): Promise<numbe
         else io.out(`${r.fits ? "fits" : `does not fit (${!r.gpuFits && r.host.fits === false ? "GPU and host memory" : r.gpuFits ? "host memory" : "GPU memory"})`}\n  GPU   ${describeCheck({ ...r, fits: r.gpuFits })}\n  host  ${describeHost(r.host)}`);
         if (!("error" in r) && r.adviceText !== undefined) io.out(r.adviceText);
       }
+      const allocatorLine = allocConfLine(options);
+      if (allocatorLine !== undefined) io.out(allocatorLine);
     }
     if (!options.json) for (const note of integratedNotes(deviceList(targets))) io.err(note);
     const answered = rows.filter((r): r is CheckReport => !("error" in r));

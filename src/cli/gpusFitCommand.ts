@@ -6,7 +6,7 @@ import { formatBytes } from "../units.js";
 import { writeJson, type Io } from "./io.js";
 import { renderTable } from "./table.js";
 import { jobModel } from "../fit/charges.js";
-import { jobLimits, reserveText, type JobOptions } from "./jobOptions.js";
+import { allocConfLine, jobLimits, reserveText, type JobOptions } from "./jobOptions.js";
 import { isTraced, planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 
 export interface GpusFitOptions extends WorkloadOptions, JobOptions {
@@ -38,6 +38,8 @@ export async function gpusFitCommand(options: GpusFitOptions, io: Io): Promise<n
     return ExitStatus.ok;
   }
   io.out(`workload  ${planned.plan.description}${planned.assumed.length > 0 ? ` (assumed ${planned.assumed.join(" ")})` : ""}`);
+  const allocatorLine = allocConfLine(options);
+  if (allocatorLine !== undefined) io.out(allocatorLine);
   let scaleOut = "";
   if (options.minBatch !== undefined && !isTraced(planned)) {
     const s = resolveSetup(planned.setup);

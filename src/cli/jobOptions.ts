@@ -1,6 +1,7 @@
 // The budget and job options every evaluating command shares, as the library takes them.
 import { isTraced, type Planned } from "./workloadOptions.js";
 import { DEFAULT_RESERVE_PERCENT, formatBytes, type AllocatorKind, type BudgetLimits, type JobModelOptions } from "../index.js";
+import { allocConfFromEnvironment, formatAllocConf, parseAllocConf } from "../fit/allocConf.js";
 
 export interface JobOptions {
   /** `--reserve SIZE|N%`, parsed. */
@@ -8,10 +9,37 @@ export interface JobOptions {
   maxMem?: number;
   allocator?: AllocatorKind;
   jobContext?: number;
+  /** `--alloc-conf STRING`: the job's PYTORCH_CUDA_ALLOC_CONF (default: the one in this environment). */
+  allocConf?: string;
 }
 
 /**
- * --reserve, --max-mem, --allocator and --job-context as library options (absent ones left to the
+ * The PYTORCH_CUDA_ALLOC_CONF the job will run with: --alloc-conf, else this environment's
+ * PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF (the job inherits it), checked here so a bad value
+ * is one line naming where it came from. Not for `--allocator raw` (no cache to configure).
+ */
+export function jobAllocConf(options: JobOptions, env: Readonly<Record<string, string | undefined>> = process.env): { text: string; from: string } | undefined {
+  if (options.allocator === "raw") return undefined;
+  if (options.allocConf !== undefined) {
+    parseAllocConf(options.allocConf, "--alloc-conf");
+    return { text: options.allocConf, from: "--alloc-conf" };
+  }
+  const inherited = allocConfFromEnvironment(env);
+  if (inherited === undefined) return undefined;
+  parseAllocConf(inherited.text, inherited.variable);
+  return { text: inherited.text, from: inherited.variable };
+}
+
+/** The line that says which allocator configuration an answer modelled (none for PyTorch's defaults). */
+export function allocConfLine(options: JobOptions, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+  const conf = jobAllocConf(options, env);
+  if (conf === undefined) return undefined;
+  const text = formatAllocConf(parseAllocConf(conf.text, conf.from));
+  return `allocator PYTORCH_CUDA_ALLOC_CONF=${text === "" ? "(PyTorch's defaults)" : text}, from ${conf.from}`;
+}
+
+/**
+ * --reserve, --max-mem, --allocator, --job-context and --alloc-conf as library options (absent ones left to the
  * library's defaults). A traced step that measured its job's context (`charged.contextBytes`)
  * charges that unless --job-context says otherwise.
  */
@@ -22,6 +50,7 @@ export function jobLimits(options: JobOptions, planned?: Planned): BudgetLimits 
     ...(options.maxMem !== undefined && { maxMemBytes: options.maxMem }),
     ...(options.allocator !== undefined && { allocator: options.allocator }),
     ...(context !== undefined && { jobContextBytes: context }),
+    ...((conf) => conf !== undefined && { allocConf: conf.text })(jobAllocConf(options)),
   };
 }
 

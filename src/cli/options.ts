@@ -8,6 +8,7 @@ import { checkJobCommand } from "../job/jobCommand.js";
 import { invalidArgument } from "../errors.js";
 // The small modules themselves, not the library's index: every command loads this table at start.
 import { ALLOCATOR_KINDS, DEFAULT_ALLOCATOR } from "../fit/allocator.js";
+import { parseAllocConf } from "../fit/allocConf.js";
 import { DEFAULT_RESERVE_PERCENT, parseReserve } from "../fit/budget.js";
 import { DEFAULT_JOB_CONTEXT_BYTES } from "../fit/context.js";
 import { formatBytes } from "../units.js";
@@ -85,6 +86,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--reserve <size>", description: "headroom to leave free, also during every probe: a size (2GiB) or a percentage of the total (10%); 0 for none", commands: [...TARGET_AND_PLAN, "gpus"], parse: (t) => parseReserve(t, "--reserve"), defaultText: `${DEFAULT_RESERVE_PERCENT}%; with --exec 0, and a run's peak must leave it` },
   // How the job allocates (docs/memory-model.md, "The allocator" and "The CUDA context")
   { flags: "--allocator <kind>", description: `the job's allocator: ${ALLOCATOR_KINDS.join("|")} (PyTorch's caching allocator, with expandable segments, or one cuMemAlloc per tensor)`, commands: WORKLOAD, parse: parseAllocator, defaultText: DEFAULT_ALLOCATOR },
+  { flags: "--alloc-conf <string>", description: "the job's PYTORCH_CUDA_ALLOC_CONF, e.g. max_split_size_mb:128 (max_split_size_mb, max_non_split_rounding_mb, roundup_power2_divisions, expandable_segments, garbage_collection_threshold); the answer replays the step with it", commands: WORKLOAD, parse: (t) => (parseAllocConf(t, "--alloc-conf"), t), defaultText: "PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF from the environment, else PyTorch's defaults" },
   { flags: "--job-context <size>", description: "the job's CUDA context: driver, cuBLAS, cuDNN (vramfit's own context on the device counts toward it)", commands: WORKLOAD, parse: (t) => parseSize("--job-context", t), defaultText: formatBytes(DEFAULT_JOB_CONTEXT_BYTES) },
   { flags: "--max-batch <n>", description: "the largest batch to consider", commands: ["batch"], parse: (t) => parseCount("--max-batch", t) },
   { flags: "--min-batch <n>", description: "batch: the smallest acceptable batch per GPU (below it: advice, exit 1); gpus --fit: the global batch to reach over data-parallel GPUs", commands: ["batch", "gpus"], parse: (t) => parseCount("--min-batch", t) },
@@ -95,6 +97,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--require-gpu", description: "exit 3 unless a GPU is usable (never fall back)", commands: ["info", "batch", "check"] },
   { flags: "--lock-timeout <duration>", description: "how long to wait while another vramfit probes the same GPU (then exit 5), e.g. 30s, 500ms, 0", commands: TARGET, parse: (t) => parseDuration("--lock-timeout", t), defaultText: "60s" },
   { flags: "--timeline", description: "show what is live in each phase of the training step (forward, loss, backward, optimizer.step), the peak marked; with --svg, draw it", commands: ["plan"] },
+  { flags: "--events <file>", description: "write the step's allocations and frees at --batch, one line each (`a ID BYTES`, `f ID`, after `#` header lines): the sequence the allocator emulation and the device probe replay", commands: ["plan"] },
   { flags: "--svg <file>", description: "write a chart of memory against batch size, with the budget line and the largest batch marked (needs a target: --gpu, --memory, or a GPU)", commands: ["plan"] },
   // The real job (--exec)
   { flags: "--exec <command>", description: "run this training command (through the shell) at each candidate batch: {batch} is replaced and VRAMFIT_BATCH set; exit 0 fits, an out-of-memory message does not; with a workload, its model seeds the search", commands: TARGET, parse: (t) => checkJobCommand(t) },

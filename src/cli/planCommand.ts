@@ -2,6 +2,8 @@
 import { ExitStatus } from "../errors.js";
 import { checkBatchBytes } from "../plan/planLimits.js";
 import { jobModel } from "../fit/charges.js";
+import type { AllocatorModel } from "../fit/allocator.js";
+import { eventsLog } from "../step/eventsFile.js";
 import { CATEGORIES, hostBytes, hostBytesByCategory, peakPhase, phasesOf, planTotals, type Category } from "../plan/memoryPlan.js";
 import { formatBytes } from "../units.js";
 import { writeFileSync } from "node:fs";
@@ -9,7 +11,7 @@ import { invalidArgument } from "../errors.js";
 import { writeJson, type Io } from "./io.js";
 import { planHighlights, type PlanHighlight } from "../plan/highlights.js";
 import { memoryChartSvg } from "./memoryChart.js";
-import { jobLimits, type JobOptions } from "./jobOptions.js";
+import { allocConfLine, jobAllocConf, jobLimits, type JobOptions } from "./jobOptions.js";
 import { deviceBreakdown, type Breakdown } from "./memoryChart.js";
 import { planTimeline, timelineTable, type TimelinePoint } from "./planTimeline.js";
 import { timelineChartSvg } from "./timelineChart.js";
@@ -25,6 +27,8 @@ export interface PlanOptions extends WorkloadOptions, TargetOptions, JobOptions 
   svg?: string;
   /** Show what is live in each phase of the step. */
   timeline?: boolean;
+  /** Write the step's allocation events at the batch here (`a ID BYTES` / `f ID`). */
+  events?: string;
 }
 
 /** The `plan --json` object (DESIGN.md's contract, plus the description and assumptions). */
@@ -109,11 +113,14 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     const budget = target !== undefined ? { bytes: target.budgetBytes, label: target.budgetLabel } : undefined;
     writeChart(options.svg, timelineChartSvg({ description: plan.description, batch, points: report.timeline, ...(budget && { budget }) }));
   }
+  if (options.events !== undefined) writeEvents(options.events, eventsLog(plan, batch, eventsHeader(report, model, options)));
   if (options.json) {
     writeJson(io, report);
     return ExitStatus.ok;
   }
   io.out(`workload  ${plan.description}`);
+  const allocatorLine = allocConfLine(options);
+  if (allocatorLine !== undefined) io.out(allocatorLine);
   if (assumed.length > 0) io.out(`assumed   ${assumed.join(" ")}`);
   const rows = [...CATEGORIES, "allocator" as const, "context" as const].map((category) => {
     const bytes = report.breakdown[category];
@@ -141,7 +148,31 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     io.out(`target    ${target.name}: ${answer} within a ${formatBytes(target.budgetBytes)} budget (the model's answer; \`vramfit batch\` probes it)`);
   }
   if (options.svg !== undefined) io.out(`chart     ${options.svg}`);
+  if (options.events !== undefined) io.out(`events    ${options.events}`);
   return ExitStatus.ok;
+}
+
+/** The events log's header: what was planned, and how the job allocates. */
+function eventsHeader(report: PlanReport, model: AllocatorModel, options: PlanOptions): [string, string][] {
+  const conf = jobAllocConf(options);
+  return [
+    ["workload", report.description],
+    ...(report.assumed.length > 0 ? [["assumed", report.assumed.join(" ")] as [string, string]] : []),
+    ["batch", String(report.batch)],
+    ["parameters", String(report.parameterCount)],
+    ["tensors", String(report.tensorCount)],
+    ["allocator", model.kind],
+    ["PYTORCH_CUDA_ALLOC_CONF", conf === undefined ? "" : `${conf.text} (from ${conf.from})`],
+    ["job context bytes", String(model.contextBytes)],
+  ];
+}
+
+function writeEvents(path: string, text: string): void {
+  try {
+    writeFileSync(path, text);
+  } catch (error) {
+    throw invalidArgument("--events", path, `a file that can be written (${(error as NodeJS.ErrnoException).code ?? "write failed"})`);
+  }
 }
 
 function writeChart(path: string, svg: string): void {

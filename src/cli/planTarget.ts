@@ -2,6 +2,7 @@
 import { invalidArgument } from "../errors.js";
 import { findMaxBatch, formatBytes, memGetInfo, type AllocatorModel, type BudgetLimits, type JobModelOptions, type Target } from "../index.js";
 import { planTotals, type MemoryPlan } from "../plan/memoryPlan.js";
+import { jobModel } from "../fit/charges.js";
 import { resolveCliTargets, type TargetOptions } from "./targets.js";
 
 /** The `target` of `plan --json` when a target is given. */
@@ -43,7 +44,7 @@ export async function planTarget(plan: MemoryPlan, options: TargetOptions, limit
   const { targets } = await resolveCliTargets({ ...options, analytic: true }, "refuse");
   const target = await readTarget(targets[0]!);
   const result = await findMaxBatch(plan, { ...limits, target });
-  const allocator = { kind: result.allocator, contextBytes: result.jobContextBytes };
+  const allocator = jobModel(limits);
   const reserve = result.reserveBytes > 0 ? ` less the ${formatBytes(result.reserveBytes)} reserve` : "";
   if (target.kind === "reading") {
     const name = `device ${target.device.ordinal} (${target.device.name})`;

@@ -7,7 +7,7 @@ import { findMaxSeq, formatBytes, type SeqResult } from "../index.js";
 import type { BatchOptions } from "./batchOptions.js";
 import { deviceAccess, warnIfBusy } from "./deviceAccess.js";
 import { writeJson, type Io } from "./io.js";
-import { jobLimits, reserveText } from "./jobOptions.js";
+import { allocConfLine, jobLimits, reserveText } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { renderTable } from "./table.js";
 import { resolveCliTargets } from "./targets.js";
@@ -60,6 +60,8 @@ export async function solveSeqCommand(options: BatchOptions & { batch?: number }
   } else {
     const description = planAt(Math.max(1, results[0]?.seq ?? 1)).description.replace(/, seq \d+/, "");
     io.out(`workload  ${description}, batch ${batch}${planned.assumed.length > 0 ? ` (assumed ${planned.assumed.join(" ")})` : ""}`);
+    const allocatorLine = allocConfLine(options);
+    if (allocatorLine !== undefined) io.out(allocatorLine);
     if (fallback) {
       io.err(`${reason}\nanalytic answers for common GPUs follow; name one with --gpu ID (see \`vramfit gpus\`) or --memory SIZE`);
     }

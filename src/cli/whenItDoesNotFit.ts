@@ -1,4 +1,5 @@
 // What `check` and `batch` add around a result: the host side of --offload, and ranked advice when it does not fit.
+import { parseAllocConf } from "../fit/allocConf.js";
 import { advise, type AdviceReport, type AdviceTarget } from "../advice/advise.js";
 import { measureAnalytic } from "../advice/scaleOut.js";
 import { findMaxBatch, type BatchResult, type BudgetLimits, type DeviceLockOptions, type JobModelOptions, type Target } from "../index.js";
@@ -52,14 +53,14 @@ export interface AdviceOptions {
 }
 
 /** What advice needs of a result: where it was measured and how the job was charged there. */
-export type AdviceBasis = Pick<BatchResult, "budgetBytes" | "allocator" | "jobContextBytes" | "device">;
+export type AdviceBasis = Pick<BatchResult, "budgetBytes" | "allocator" | "allocConf" | "jobContextBytes" | "device">;
 
 /** Where `result` was evaluated, for advice to measure its changes the same way (the same probes on a device). */
 export function adviceTarget(target: Target, result: AdviceBasis, options: AdviceOptions): AdviceTarget {
   const maxBatch = options.maxBatch !== undefined ? { maxBatch: options.maxBatch } : {};
   const base = {
     budgetBytes: result.budgetBytes,
-    allocator: { kind: result.allocator, contextBytes: result.jobContextBytes },
+    allocator: { kind: result.allocator, contextBytes: result.jobContextBytes, ...(result.allocConf !== "" && { conf: parseAllocConf(result.allocConf) }) },
     totalBytes: result.device.totalBytes,
     ...(result.device.id !== undefined && { id: result.device.id }),
     ...maxBatch,

@@ -2,7 +2,8 @@
 import type { MemoryPlan } from "../plan/memoryPlan.js";
 import { allocationTrace, type AllocationTrace } from "../step/allocationTrace.js";
 import { roundUp } from "../units.js";
-import { cachingAllocatorSegments } from "./cachingAllocator.js";
+import { DEFAULT_ALLOC_CONF, formatAllocConf, type AllocConf } from "./allocConf.js";
+import { cachingAllocatorSegments, replayAtCapacity, roundSize, segmentsAtPeak, type ReplayResult } from "./cachingAllocator.js";
 import { expandableSegmentPages } from "./expandableSegments.js";
 
 /**
@@ -26,6 +27,8 @@ export interface AllocatorModel {
   kind: AllocatorKind;
   /** Device memory charged for the job's CUDA context (see fit/context.ts). */
   contextBytes: number;
+  /** The caching allocator's PYTORCH_CUDA_ALLOC_CONF settings (default: PyTorch's defaults); not for `raw`. */
+  conf?: AllocConf;
 }
 
 /** The raw model: the tensors live when their 2 MiB-rounded sum peaks, each one cuMemAlloc. */
@@ -58,38 +61,111 @@ function rawAllocations({ order, bytes }: AllocationTrace): number[] {
 
 /**
  * The device allocations the job holds at its peak at a batch size, in the order it makes them:
- * what a device probe allocates, and (summed) what the analytic model charges. For `pytorch` the
- * segments, for `expandable` the pages, for `raw` the tensors themselves (the driver rounds them).
+ * for `pytorch` the segments, for `expandable` the pages, for `raw` the tensors themselves (the
+ * driver rounds them). With a capacity, `pytorch`'s are the segments held at the peak of the
+ * step's replay at that capacity, where it completes there (the out-of-memory path freed cached
+ * segments on the way); otherwise, and for the others, those of the replay with no limit.
  */
-export function deviceAllocations(plan: MemoryPlan, batch: number, kind: AllocatorKind): readonly number[] {
+export function deviceAllocations(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): readonly number[] {
   const trace = allocationTrace(plan, batch);
-  return kind === "pytorch" ? cachingAllocatorSegments(trace) : kind === "expandable" ? expandableSegmentPages(trace) : rawAllocations(trace);
+  if (kind === "raw") return rawAllocations(trace);
+  if (kind === "expandable" || conf.expandableSegments) return expandableSegmentPages(trace);
+  if (Number.isFinite(capacityBytes)) {
+    const replay = replayAtCapacity(trace, Math.max(0, capacityBytes), conf, { segments: true });
+    if (replay.fits) return segmentsAtPeak(replay.segmentLog!);
+  }
+  return cachingAllocatorSegments(trace, conf);
 }
 
 /**
- * Reserved bytes of a plan, per allocator and batch: the search and the report ask for the same
- * batch more than once. Only the totals are kept: a deep model's segment lists, kept for every
- * batch advice and `gpus --fit` try, held hundreds of MiB and made garbage-collection pauses
- * long enough to delay a signal.
+ * The step's replay at a capacity for the allocators whose out-of-memory path is not emulated:
+ * `raw` holds only live tensors (its peak decides exactly); for expandable segments the pages
+ * mapped without a limit must fit (PyTorch would unmap free pages and retry: this errs on the
+ * safe side).
  */
-const replays = new WeakMap<MemoryPlan, Map<string, number>>();
-const REPLAYS_PER_PLAN = 256;
-
-/** The device bytes of the allocations at the peak (before the context): PyTorch's peak `memory_reserved()`. */
-export function reservedBytes(plan: MemoryPlan, batch: number, kind: AllocatorKind): number {
-  let cache = replays.get(plan);
-  if (cache === undefined) replays.set(plan, (cache = new Map()));
-  const key = `${kind}:${batch}`;
-  const cached = cache.get(key);
-  if (cached !== undefined) return cached;
-  let total = 0;
-  for (const size of deviceAllocations(plan, batch, kind)) total += kind === "raw" ? roundUp(size, DRIVER_PAGE_BYTES) : size;
-  if (cache.size >= REPLAYS_PER_PLAN) cache.clear();
-  cache.set(key, total);
-  return total;
+function replayUnlimited(trace: AllocationTrace, kind: AllocatorKind, capacityBytes: number, conf: AllocConf): ReplayResult {
+  const sizes = kind === "raw" ? rawAllocations(trace) : expandableSegmentPages(trace);
+  let reserved = 0;
+  for (const size of sizes) reserved += kind === "raw" ? roundUp(size, DRIVER_PAGE_BYTES) : size;
+  // The blocks' own peak: every live tensor rounded as the allocator rounds it.
+  let allocated = 0;
+  let allocatedPeak = 0;
+  const live = new Uint8Array(trace.bytes.length);
+  for (const code of trace.order) {
+    const tensor = code >= 0 ? code : ~code;
+    const bytes = trace.bytes[tensor]!;
+    if (bytes <= 0 || live[tensor] === (code >= 0 ? 1 : 0)) continue;
+    live[tensor] = code >= 0 ? 1 : 0;
+    allocated += (code >= 0 ? 1 : -1) * (kind === "raw" ? roundUp(bytes, DRIVER_PAGE_BYTES) : roundSize(bytes, conf.roundupPower2Divisions));
+    if (allocated > allocatedPeak) allocatedPeak = allocated;
+  }
+  const fits = reserved <= capacityBytes;
+  return { fits, reservedPeakBytes: reserved, allocatedPeakBytes: allocatedPeak, cudaMallocs: sizes.length, cudaFrees: 0, allocRetries: 0, failedAt: fits ? -1 : trace.order.length - 1 };
 }
 
-/** The device bytes a plan takes at a batch size under an allocator model: its allocations and the context. */
+/** The allocator a model replays: `expandable` when the configuration asks for expandable segments. */
+function effectiveKind(model: Pick<AllocatorModel, "kind" | "conf">): AllocatorKind {
+  return model.kind === "pytorch" && model.conf?.expandableSegments ? "expandable" : model.kind;
+}
+
+/**
+ * The step of a plan at a batch size replayed by the job's allocator on a device with
+ * `capacityBytes` for its allocations (Infinity: no limit): whether it completes, its peaks and
+ * driver calls. The `pytorch` allocator follows PyTorch's out-of-memory path (free the cache,
+ * retry), so a step fits when its live segments do, not only when its unconstrained peak does.
+ */
+export function replayStep(plan: MemoryPlan, batch: number, model: Pick<AllocatorModel, "kind" | "conf">, capacityBytes = Number.POSITIVE_INFINITY): ReplayResult {
+  const kind = effectiveKind(model);
+  const conf = model.conf ?? DEFAULT_ALLOC_CONF;
+  let cache = replays.get(plan);
+  if (cache === undefined) replays.set(plan, (cache = new Map()));
+  const prefix = `${kind}:${formatAllocConf(conf)}:${batch}:`;
+  // Without memory pressure the replay is the same at every capacity its peak fits in.
+  const unlimited = cache.get(`${prefix}Infinity`);
+  if (unlimited !== undefined && unlimited.reservedPeakBytes <= capacityBytes) return unlimited;
+  const key = `${prefix}${capacityBytes}`;
+  const cached = cache.get(key);
+  if (cached !== undefined) return cached;
+  const trace = allocationTrace(plan, batch);
+  const result = kind === "pytorch" ? replayAtCapacity(trace, Math.max(0, capacityBytes), conf) : replayUnlimited(trace, kind, Math.max(0, capacityBytes), conf);
+  if (cache.size >= REPLAYS_PER_PLAN) cache.clear();
+  cache.set(key, result);
+  return result;
+}
+
+/**
+ * Replays of a plan, per allocator, configuration, batch and capacity: the search and the report
+ * ask for the same batch more than once. Only the figures are kept: a deep model's segment
+ * lists, kept for every batch advice and `gpus --fit` try, held hundreds of MiB and made
+ * garbage-collection pauses long enough to delay a signal.
+ */
+const replays = new WeakMap<MemoryPlan, Map<string, ReplayResult>>();
+const REPLAYS_PER_PLAN = 256;
+
+/** The device bytes of the allocations at the peak with no memory limit (before the context): PyTorch's peak `memory_reserved()`. */
+export function reservedBytes(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf?: AllocConf): number {
+  return replayStep(plan, batch, { kind, ...(conf !== undefined && { conf }) }).reservedPeakBytes;
+}
+
+/** The device bytes a plan takes at a batch size under an allocator model with no memory limit: its allocations and the context. */
 export function plannedBytes(plan: MemoryPlan, batch: number, allocator: AllocatorModel): number {
-  return reservedBytes(plan, batch, allocator.kind) + allocator.contextBytes;
+  return reservedBytes(plan, batch, allocator.kind, allocator.conf) + allocator.contextBytes;
+}
+
+/**
+ * Whether a plan at a batch size fits a budget (the job's context included): its step, replayed
+ * by the job's allocator with the budget less the context for its allocations, completes.
+ */
+export function fitsBudget(plan: MemoryPlan, batch: number, allocator: AllocatorModel, budgetBytes: number): boolean {
+  return replayStep(plan, batch, allocator, budgetBytes - allocator.contextBytes).fits;
+}
+
+/**
+ * The device bytes a plan takes at a batch size within a budget: where it fits, the most its
+ * allocator reserves at that capacity (after freeing its cache when it had to) and the context;
+ * where it does not, what it would reserve with no limit (more than the budget).
+ */
+export function bytesWithin(plan: MemoryPlan, batch: number, allocator: AllocatorModel, budgetBytes: number): number {
+  const replay = replayStep(plan, batch, allocator, budgetBytes - allocator.contextBytes);
+  return (replay.fits ? replay.reservedPeakBytes : reservedBytes(plan, batch, allocator.kind, allocator.conf)) + allocator.contextBytes;
 }

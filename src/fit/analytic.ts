@@ -1,26 +1,33 @@
-// The analytic evaluator: a plan fits when its allocator's segments plus the job's context fit the budget.
+// The analytic evaluator: a plan fits when its step, replayed by the job's allocator with the budget less the job's context, completes.
 import { planTotals, type MemoryPlan } from "../plan/memoryPlan.js";
-import { plannedBytes, type AllocatorModel } from "./allocator.js";
+import { fitsBudget, replayStep, type AllocatorModel } from "./allocator.js";
 import { searchMaxBatch, type FitsFunction, type SearchResult } from "./search.js";
 
+/**
+ * fits(b) for the analytic model: the step at batch b replayed at capacity = budget less the
+ * job's context completes (PyTorch frees its cache and retries before it gives up, so what
+ * decides is the live segments, not the unconstrained peak). Not monotone in b: see search.ts.
+ */
 export function analyticFits(plan: MemoryPlan, budgetBytes: number, allocator: AllocatorModel): FitsFunction {
-  return (batch) => plannedBytes(plan, batch, allocator) <= budgetBytes;
+  return (batch) => fitsBudget(plan, batch, allocator, budgetBytes);
 }
 
 /**
  * The closed-form estimate ⌊(budget − fixed) / perSample⌋ from the plan's affine totals with the
- * allocator's costs, then corrected once: the allocator's segments add bytes per sample the
- * totals do not show (ResNet-152 at 224² on 80 GB: 441 against 415, eleven replays to search), so
- * the slope is measured by one replay at the first estimate, and the line through batch 0 and it
- * lands within a batch or two (four replays). Approximate either way: it only seeds the search.
+ * allocator's costs, then corrected once. At capacity PyTorch frees its cached segments before it
+ * gives up, so what must fit is close to the peak of the allocated blocks (ResNet-152 at 224² in
+ * 80 GB: blocks 75.3 of 75.8 GiB at the answer, 440, where the unconstrained segments would need
+ * 80.5): the slope of that peak is measured by one replay at the first estimate, and the line
+ * through batch 0 and it lands at or a batch or two above the answer. Approximate either way: it
+ * only seeds the search.
  */
 export function affineEstimate(plan: MemoryPlan, budgetBytes: number, allocator: AllocatorModel): number {
   const { perSampleBytes } = planTotals(plan);
-  const fixedBytes = plannedBytes(plan, 0, allocator);
+  const fixedBytes = replayStep(plan, 0, allocator).allocatedPeakBytes + allocator.contextBytes;
   if (perSampleBytes <= 0) return Number.MAX_SAFE_INTEGER;
   const first = Math.max(0, Math.floor((budgetBytes - fixedBytes) / perSampleBytes));
   if (first === 0) return 0;
-  const slope = (plannedBytes(plan, first, allocator) - fixedBytes) / first;
+  const slope = (replayStep(plan, first, allocator).allocatedPeakBytes + allocator.contextBytes - fixedBytes) / first;
   return slope > 0 ? Math.max(0, Math.floor((budgetBytes - fixedBytes) / slope)) : first;
 }
 

@@ -1,24 +1,36 @@
-// PyTorch's CUDA caching allocator, emulated: the segments a step's allocations and frees make it cudaMalloc.
+// PyTorch's CUDA caching allocator, emulated on a device of a given capacity: the segments a step's allocations and frees make it cudaMalloc, and whether the step completes.
 //
 // Rules and constants from c10/cuda/CUDACachingAllocator.cpp (pytorch/pytorch, read at commit
-// 001074d25084fdb87a799823e395a50f5ec044d3), with the allocator's default configuration
-// (max_split_size unlimited, no roundup_power2_divisions, one stream):
-// - round_size: every request is rounded up to a multiple of kMinBlockSize (512 B).
+// 001074d25084fdb87a799823e395a50f5ec044d3; the functions are named, docs/memory-model.md gives
+// their lines), one stream, no CUDA graphs:
+// - round_size: a request is rounded up to a multiple of kMinBlockSize (512 B), or with
+//   roundup_power2_divisions to the next of N equal divisions of its power-of-two interval
+//   (roundup_power2_next_division).
 // - get_pool: requests ≤ kSmallSize (1 MiB) come from the small pool, larger ones from the large pool.
 // - get_free_block: best fit, the smallest cached free block of the pool that is large enough
-//   (the pool is a set ordered by size, then address: the lowest address wins a tie).
+//   (the pool is a set ordered by size, then address: the lowest address wins a tie); with
+//   max_split_size, a request below it never takes a block at or above it, and one at or above
+//   it takes a block at most max_non_split_rounding (20 MiB) larger.
 // - get_allocation_size: with no such block, cudaMalloc a new segment of kSmallBuffer (2 MiB)
 //   for a small request, kLargeBuffer (20 MiB) for one under kMinLargeAlloc (10 MiB), else the
 //   request rounded up to kRoundLarge (2 MiB).
+// - malloc's out-of-memory path, when that cudaMalloc fails: release_available_cached_blocks
+//   (with max_split_size only: cudaFree the smallest cached oversize block that is large enough,
+//   else the largest ones until enough is freed) and retry; then release_cached_blocks (cudaFree
+//   every cached block that is a whole segment, small pool and large) and retry once more
+//   (num_alloc_retries counts it); then the step runs out of memory.
 // - should_split: the block is split when what remains is ≥ kMinBlockSize (small pool) or
-//   > kSmallSize (large pool); the remainder stays cached in the pool.
-// - free_block: a freed block merges with free neighbours of its segment (try_merge_blocks) and
-//   is cached, never given back to the driver.
-// Segments only grow (reserved memory is the sum of every segment). PyTorch's one exception —
-// when cudaMalloc fails it frees cached segments that are entirely free and retries
-// (release_cached_blocks) — is not emulated, so under memory pressure a real job can fit where
-// this emulation already needs a new segment: the answer errs on the safe side.
+//   > kSmallSize (large pool, and only for requests below max_split_size); the remainder stays cached.
+// - free_block: a freed block merges with free neighbours of its segment (try_merge_blocks) and is cached.
+// garbage_collection_threshold only acts when the job set a memory fraction (malloc's set_fraction
+// test), which is not modelled. Segments get fresh addresses (a bump pointer): only ties between
+// equal-sized cached blocks depend on them.
+//
+// The replay keeps blocks in typed arrays (no object per block) and each pool as one array of
+// block ids sorted by (size, address): a replay of 10,000 events takes well under a millisecond
+// in a fresh process (scripts/replay-speed.mjs), where per-block objects took several.
 import { traceOfEvents, type AllocationEvent, type AllocationTrace } from "../step/allocationTrace.js";
+import { DEFAULT_ALLOC_CONF, type AllocConf } from "./allocConf.js";
 
 const MiB = 2 ** 20;
 
@@ -35,9 +47,21 @@ export const K_MIN_LARGE_ALLOC = 10 * MiB;
 /** Large segments are rounded up to a multiple of this (`kRoundLarge`). */
 export const K_ROUND_LARGE = 2 * MiB;
 
-/** `round_size`: the block size PyTorch hands out for a request. */
-export function roundSize(bytes: number): number {
-  return bytes < K_MIN_BLOCK_SIZE ? K_MIN_BLOCK_SIZE : Math.ceil(bytes / K_MIN_BLOCK_SIZE) * K_MIN_BLOCK_SIZE;
+/** `round_size`: the block size PyTorch hands out for a request (`divisions`: the configuration's roundup_power2_divisions). */
+export function roundSize(bytes: number, divisions: readonly number[] = DEFAULT_ALLOC_CONF.roundupPower2Divisions): number {
+  if (bytes < K_MIN_BLOCK_SIZE) return K_MIN_BLOCK_SIZE;
+  // roundup_power2_divisions(size): one entry per power of two from 1 MiB (2^20) up, the last for all above.
+  const log2 = Math.floor(Math.log2(bytes));
+  const n = divisions[Math.min(Math.max(0, log2 - 20), divisions.length - 1)]!;
+  if (n > 1 && bytes > K_MIN_BLOCK_SIZE * n) {
+    // roundup_power2_next_division
+    const floor = 2 ** log2;
+    if (floor === bytes) return bytes;
+    const step = floor / n;
+    if (step < 1) return floor * 2;
+    return Math.ceil(bytes / step) * step;
+  }
+  return Math.ceil(bytes / K_MIN_BLOCK_SIZE) * K_MIN_BLOCK_SIZE;
 }
 
 /** `get_allocation_size`: the segment cudaMalloc'd for a (rounded) request no cached block can hold. */
@@ -45,102 +69,6 @@ export function segmentSize(size: number): number {
   if (size <= K_SMALL_SIZE) return K_SMALL_BUFFER;
   if (size < K_MIN_LARGE_ALLOC) return K_LARGE_BUFFER;
   return Math.ceil(size / K_ROUND_LARGE) * K_ROUND_LARGE;
-}
-
-/** A piece of a segment: allocated to a tensor, or cached free. Neighbours are within the segment. */
-export interface Block {
-  address: number;
-  size: number;
-  allocated: boolean;
-  prev: Block | undefined;
-  next: Block | undefined;
-}
-
-/**
- * Free blocks ordered by size, then address: `get_free_block`'s best fit is a lower bound. Kept
- * as one address-ordered bucket per distinct size under a sorted list of the sizes: a deep model
- * caches tens of thousands of free blocks but only a few hundred distinct sizes, so insertion and
- * removal stay cheap (a flat sorted array made a deep model's replay take seconds).
- */
-export class FreePool {
-  /** The sizes that have at least one free block, ascending. */
-  private readonly sizes: number[] = [];
-  /** Free blocks of each size, by ascending address. */
-  private readonly buckets = new Map<number, Block[]>();
-
-  private static lowerBound<T>(list: readonly T[], below: (item: T) => boolean): number {
-    let low = 0;
-    let high = list.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (below(list[middle]!)) low = middle + 1;
-      else high = middle;
-    }
-    return low;
-  }
-
-  insert(block: Block): void {
-    let bucket = this.buckets.get(block.size);
-    if (bucket === undefined) {
-      this.buckets.set(block.size, (bucket = []));
-      this.sizes.splice(FreePool.lowerBound(this.sizes, (s) => s < block.size), 0, block.size);
-    }
-    bucket.splice(FreePool.lowerBound(bucket, (b) => b.address < block.address), 0, block);
-  }
-
-  remove(block: Block): void {
-    const bucket = this.buckets.get(block.size);
-    const index = bucket === undefined ? -1 : FreePool.lowerBound(bucket, (b) => b.address < block.address);
-    if (bucket === undefined || bucket[index] !== block) throw new Error("caching allocator emulation: block not in its pool");
-    bucket.splice(index, 1);
-    if (bucket.length === 0) this.dropSize(block.size);
-  }
-
-  /** The smallest free block of at least `size` bytes (lowest address first), taken out of the pool. */
-  takeBestFit(size: number): Block | undefined {
-    const index = FreePool.lowerBound(this.sizes, (s) => s < size);
-    if (index === this.sizes.length) return undefined;
-    const found = this.sizes[index]!;
-    const bucket = this.buckets.get(found)!;
-    const block = bucket.shift()!;
-    if (bucket.length === 0) this.dropSize(found);
-    return block;
-  }
-
-  private dropSize(size: number): void {
-    this.buckets.delete(size);
-    this.sizes.splice(FreePool.lowerBound(this.sizes, (s) => s < size), 1);
-  }
-}
-
-/** Keeps `size` bytes of `block` and caches the rest, a block of its own, in `pool` (`alloc_found_block`). */
-export function splitOff(block: Block, size: number, pool: FreePool): void {
-  const remainder: Block = { address: block.address + size, size: block.size - size, allocated: false, prev: block, next: block.next };
-  if (block.next !== undefined) block.next.prev = remainder;
-  block.next = remainder;
-  block.size = size;
-  pool.insert(remainder);
-}
-
-/** `free_block`: frees a block, merging it with free neighbours, and caches it. */
-export function freeBlock(block: Block, pool: FreePool): void {
-  block.allocated = false;
-  const prev = block.prev;
-  if (prev !== undefined && !prev.allocated) {
-    pool.remove(prev);
-    block.address = prev.address;
-    block.size += prev.size;
-    block.prev = prev.prev;
-    if (block.prev !== undefined) block.prev.next = block;
-  }
-  const next = block.next;
-  if (next !== undefined && !next.allocated) {
-    pool.remove(next);
-    block.size += next.size;
-    block.next = next.next;
-    if (block.next !== undefined) block.next.prev = block;
-  }
-  pool.insert(block);
 }
 
 /** A step to replay: a plan's trace, or a list of events (tests, callers with their own steps). */
@@ -152,43 +80,351 @@ export function asTrace(step: AllocationStep): AllocationTrace {
 }
 
 /**
- * Replays a step's allocations and frees through the caching allocator and returns the size of
- * every segment it cudaMallocs, in order: at the end of the step PyTorch holds all of them
- * (`torch.cuda.memory_reserved()` is their sum).
+ * What a replay of a step at a capacity did: the figures PyTorch's `torch.cuda.memory_stats()`
+ * gives for the same step (names in brackets), and whether the step completed.
  */
-export function cachingAllocatorSegments(step: AllocationStep): number[] {
+export interface ReplayResult {
+  /** Every allocation succeeded: the step runs on a device with this much memory for its segments. */
+  fits: boolean;
+  /** The most the segments held at once (`reserved_bytes.all.peak`), up to the failure when it did not fit. */
+  reservedPeakBytes: number;
+  /** The most the allocated blocks held at once (`allocated_bytes.all.peak`). */
+  allocatedPeakBytes: number;
+  /** Segments cudaMalloc'd (`num_device_alloc`). */
+  cudaMallocs: number;
+  /** Segments cudaFree'd by the out-of-memory path (`num_device_free`). */
+  cudaFrees: number;
+  /** Allocations that reached the last retry, after release_cached_blocks (`num_alloc_retries`). */
+  allocRetries: number;
+  /** The index in the trace's `order` of the allocation that ran out of memory; -1 when it fits. */
+  failedAt: number;
+  /**
+   * With `segments: true`: the driver calls in order, `+bytes` for a cudaMalloc of that size and
+   * `-(k + 1)` for the cudaFree of the k-th cudaMalloc'd segment. The last entry of a replay that
+   * did not fit is the cudaMalloc that failed.
+   */
+  segmentLog?: number[];
+}
+
+export interface ReplayOptions {
+  /** Record the driver calls (`segmentLog`). */
+  segments?: boolean;
+}
+
+// ---- the replay's state, kept between replays (one replay runs at a time: it never yields) ----
+
+/** Per block: address, size, neighbours within the segment (-1: none), segment number, flags. */
+let address = new Float64Array(1024);
+let sizeOf = new Float64Array(1024);
+let prevOf = new Int32Array(1024);
+let nextOf = new Int32Array(1024);
+let segmentOf = new Int32Array(1024);
+/** Bit 1: allocated; bit 2: small pool. */
+let flags = new Uint8Array(1024);
+const ALLOCATED = 1;
+const SMALL = 2;
+/** Block ids not in use, and how many blocks were ever made. */
+let spare = new Int32Array(1024);
+let spareCount = 0;
+let made = 0;
+
+/** A pool of cached free blocks: ids sorted by (size, address), as the allocator's std::set. */
+interface Pool {
+  ids: Int32Array;
+  count: number;
+}
+const small: Pool = { ids: new Int32Array(256), count: 0 };
+const large: Pool = { ids: new Int32Array(256), count: 0 };
+
+function newBlock(at: number, bytes: number, segment: number, pool: number): number {
+  let id: number;
+  if (spareCount > 0) id = spare[--spareCount]!;
+  else {
+    if (made === address.length) growBlocks();
+    id = made++;
+  }
+  address[id] = at;
+  sizeOf[id] = bytes;
+  prevOf[id] = -1;
+  nextOf[id] = -1;
+  segmentOf[id] = segment;
+  flags[id] = pool;
+  return id;
+}
+
+function dropBlock(id: number): void {
+  if (spareCount === spare.length) {
+    const more = new Int32Array(spare.length * 2);
+    more.set(spare);
+    spare = more;
+  }
+  spare[spareCount++] = id;
+}
+
+function growBlocks(): void {
+  const n = address.length * 2;
+  const grow = <T extends Float64Array | Int32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+    const b = make(n);
+    b.set(a);
+    return b;
+  };
+  address = grow(address, (k) => new Float64Array(k));
+  sizeOf = grow(sizeOf, (k) => new Float64Array(k));
+  prevOf = grow(prevOf, (k) => new Int32Array(k));
+  nextOf = grow(nextOf, (k) => new Int32Array(k));
+  segmentOf = grow(segmentOf, (k) => new Int32Array(k));
+  flags = grow(flags, (k) => new Uint8Array(k));
+}
+
+/** The first position in the pool whose block is at least `bytes` large (at `at` or above when the sizes tie). */
+function lowerBound(pool: Pool, bytes: number, at: number): number {
+  const ids = pool.ids;
+  let low = 0;
+  let high = pool.count;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    const id = ids[middle]!;
+    const s = sizeOf[id]!;
+    if (s < bytes || (s === bytes && address[id]! < at)) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+function insert(pool: Pool, id: number): void {
+  if (pool.count === pool.ids.length) {
+    const more = new Int32Array(pool.ids.length * 2);
+    more.set(pool.ids);
+    pool.ids = more;
+  }
+  const at = lowerBound(pool, sizeOf[id]!, address[id]!);
+  pool.ids.copyWithin(at + 1, at, pool.count);
+  pool.ids[at] = id;
+  pool.count += 1;
+}
+
+function removeAt(pool: Pool, at: number): void {
+  pool.ids.copyWithin(at, at + 1, pool.count);
+  pool.count -= 1;
+}
+
+function remove(pool: Pool, id: number): void {
+  const at = lowerBound(pool, sizeOf[id]!, address[id]!);
+  if (pool.ids[at] !== id) throw new Error("caching allocator emulation: block not in its pool");
+  removeAt(pool, at);
+}
+
+/**
+ * Replays a step's allocations and frees through the caching allocator on a device that has
+ * `capacityBytes` for the job's segments (Infinity: no limit), under the configuration `conf`
+ * (expandable segments are replayed by expandableSegments.ts, not here).
+ */
+export function replayAtCapacity(step: AllocationStep, capacityBytes = Number.POSITIVE_INFINITY, conf: AllocConf = DEFAULT_ALLOC_CONF, options: ReplayOptions = {}): ReplayResult {
   const { order, bytes } = asTrace(step);
-  const small = new FreePool();
-  const large = new FreePool();
-  // Indexed by tensor: a Map cost most of a deep replay.
-  const liveBlocks: (Block | undefined)[] = new Array<Block | undefined>(bytes.length);
-  const segments: number[] = [];
+  const { maxSplitSizeBytes: maxSplit, maxNonSplitRoundingBytes: maxRounding, roundupPower2Divisions: divisions } = conf;
+  const plainRounding = divisions.every((n) => n <= 1);
+  const log: number[] | undefined = options.segments ? [] : undefined;
+  made = 0;
+  spareCount = 0;
+  small.count = 0;
+  large.count = 0;
+  const live = new Int32Array(bytes.length).fill(-1);
+  let reserved = 0;
+  let reservedPeak = 0;
+  let allocated = 0;
+  let allocatedPeak = 0;
+  let mallocs = 0;
+  let frees = 0;
+  let retries = 0;
   let nextAddress = 0;
-  for (const code of order) {
+
+  /** alloc_block: cudaMalloc a segment for the request, unless the device is full. */
+  const allocBlock = (segmentBytes: number, pool: number): number => {
+    if (reserved + segmentBytes > capacityBytes) return -1;
+    const id = newBlock(nextAddress, segmentBytes, mallocs, pool);
+    log?.push(segmentBytes);
+    nextAddress += segmentBytes;
+    mallocs += 1;
+    reserved += segmentBytes;
+    if (reserved > reservedPeak) reservedPeak = reserved;
+    return id;
+  };
+  /** release_block: cudaFree a cached block that is a whole segment. */
+  const releaseBlock = (pool: Pool, at: number): void => {
+    const id = pool.ids[at]!;
+    removeAt(pool, at);
+    log?.push(-(segmentOf[id]! + 1));
+    frees += 1;
+    reserved -= sizeOf[id]!;
+    dropBlock(id);
+  };
+  /** release_available_cached_blocks: with max_split_size, free oversize cached blocks until the request could be had. */
+  const releaseAvailable = (pool: Pool, size: number): boolean => {
+    if (!Number.isFinite(maxSplit)) return false;
+    const key = size < maxSplit ? maxSplit : size;
+    const at = lowerBound(pool, key, 0);
+    if (at < pool.count) {
+      releaseBlock(pool, at);
+      return true;
+    }
+    // No single block is large enough: free the largest oversize ones, largest first.
+    let released = 0;
+    for (let k = pool.count - 1; k >= 0 && released < key && sizeOf[pool.ids[k]!]! >= maxSplit; k--) {
+      released += sizeOf[pool.ids[k]!]!;
+      releaseBlock(pool, k);
+    }
+    return released >= key;
+  };
+  /** release_cached_blocks: free every cached block that is a whole segment (release_blocks), large pool first. */
+  const releaseCached = (): void => {
+    for (const pool of [large, small]) {
+      // In the pool's order, as release_blocks walks it; the kept ids close up behind.
+      let kept = 0;
+      for (let k = 0; k < pool.count; k++) {
+        const id = pool.ids[k]!;
+        if (prevOf[id] === -1 && nextOf[id] === -1) {
+          log?.push(-(segmentOf[id]! + 1));
+          frees += 1;
+          reserved -= sizeOf[id]!;
+          dropBlock(id);
+        } else pool.ids[kept++] = id;
+      }
+      pool.count = kept;
+    }
+  };
+
+  let failedAt = -1;
+  for (let k = 0; k < order.length; k++) {
+    const code = order[k]!;
     if (code < 0) {
-      const block = liveBlocks[~code];
-      if (block === undefined) continue;
-      liveBlocks[~code] = undefined;
-      // An allocated block's size tells its pool: small-pool blocks are split to the request (≤ 1 MiB,
-      // sizes are multiples of 512 B), large-pool requests are over 1 MiB.
-      freeBlock(block, block.size <= K_SMALL_SIZE ? small : large);
+      // free → free_block: merge with free neighbours (try_merge_blocks), then cache.
+      const id = live[~code]!;
+      if (id < 0) continue;
+      live[~code] = -1;
+      const pool = (flags[id]! & SMALL) !== 0 ? small : large;
+      allocated -= sizeOf[id]!;
+      flags[id] = flags[id]! & ~ALLOCATED;
+      const before = prevOf[id]!;
+      if (before >= 0 && (flags[before]! & ALLOCATED) === 0) {
+        remove(pool, before);
+        address[id] = address[before]!;
+        sizeOf[id] = sizeOf[id]! + sizeOf[before]!;
+        const first = prevOf[before]!;
+        prevOf[id] = first;
+        if (first >= 0) nextOf[first] = id;
+        dropBlock(before);
+      }
+      const after = nextOf[id]!;
+      if (after >= 0 && (flags[after]! & ALLOCATED) === 0) {
+        remove(pool, after);
+        sizeOf[id] = sizeOf[id]! + sizeOf[after]!;
+        const last = nextOf[after]!;
+        nextOf[id] = last;
+        if (last >= 0) prevOf[last] = id;
+        dropBlock(after);
+      }
+      insert(pool, id);
       continue;
     }
-    if (bytes[code]! <= 0) continue;
-    const size = roundSize(bytes[code]!);
+    const request = bytes[code]!;
+    if (request <= 0) continue;
+    const size = plainRounding ? (request < K_MIN_BLOCK_SIZE ? K_MIN_BLOCK_SIZE : Math.ceil(request / K_MIN_BLOCK_SIZE) * K_MIN_BLOCK_SIZE) : roundSize(request, divisions);
     const isSmall = size <= K_SMALL_SIZE;
     const pool = isSmall ? small : large;
-    let block = pool.takeBestFit(size);
-    if (block === undefined) {
-      const bytes = segmentSize(size);
-      block = { address: nextAddress, size: bytes, allocated: false, prev: undefined, next: undefined };
-      nextAddress += bytes;
-      segments.push(bytes);
+    const poolFlag = isSmall ? SMALL : 0;
+    // get_free_block
+    let id = -1;
+    const at = lowerBound(pool, size, 0);
+    if (at < pool.count) {
+      const found = pool.ids[at]!;
+      const s = sizeOf[found]!;
+      if (!((size < maxSplit && s >= maxSplit) || (size >= maxSplit && s >= size + maxRounding))) {
+        id = found;
+        removeAt(pool, at);
+      }
     }
-    const remaining = block.size - size;
-    if (isSmall ? remaining >= K_MIN_BLOCK_SIZE : remaining > K_SMALL_SIZE) splitOff(block, size, pool);
-    block.allocated = true;
-    liveBlocks[code] = block;
+    if (id < 0) {
+      const segmentBytes = segmentSize(size);
+      id = allocBlock(segmentBytes, poolFlag);
+      if (id < 0 && releaseAvailable(pool, size)) id = allocBlock(segmentBytes, poolFlag);
+      if (id < 0) {
+        releaseCached();
+        retries += 1;
+        id = allocBlock(segmentBytes, poolFlag);
+      }
+      if (id < 0) {
+        log?.push(segmentBytes);
+        failedAt = k;
+        break;
+      }
+    }
+    // should_split, then alloc_found_block: the request keeps the front, the rest is cached.
+    const remaining = sizeOf[id]! - size;
+    if (isSmall ? remaining >= K_MIN_BLOCK_SIZE : size < maxSplit && remaining > K_SMALL_SIZE) {
+      const rest = newBlock(address[id]! + size, remaining, segmentOf[id]!, poolFlag);
+      const last = nextOf[id]!;
+      prevOf[rest] = id;
+      nextOf[rest] = last;
+      if (last >= 0) prevOf[last] = rest;
+      nextOf[id] = rest;
+      sizeOf[id] = size;
+      insert(pool, rest);
+    }
+    flags[id] = poolFlag | ALLOCATED;
+    allocated += sizeOf[id]!;
+    if (allocated > allocatedPeak) allocatedPeak = allocated;
+    live[code] = id;
   }
-  return segments;
+  return {
+    fits: failedAt < 0,
+    reservedPeakBytes: reservedPeak,
+    allocatedPeakBytes: allocatedPeak,
+    cudaMallocs: mallocs,
+    cudaFrees: frees,
+    allocRetries: retries,
+    failedAt,
+    ...(log !== undefined && { segmentLog: log }),
+  };
+}
+
+/**
+ * The segments held when a replay's segments peaked, in the order they were cudaMalloc'd: what
+ * a device must hold at once for the replay's driver calls to succeed (`log` is a segmentLog).
+ */
+export function segmentsAtPeak(log: readonly number[]): number[] {
+  const sizes: number[] = [];
+  const held = new Uint8Array(log.length);
+  let reserved = 0;
+  let peak = 0;
+  let peakAt = -1;
+  for (let k = 0; k < log.length; k++) {
+    const op = log[k]!;
+    if (op > 0) {
+      held[sizes.length] = 1;
+      sizes.push(op);
+      reserved += op;
+    } else {
+      held[-op - 1] = 0;
+      reserved -= sizes[-op - 1]!;
+    }
+    if (reserved > peak) [peak, peakAt] = [reserved, k];
+  }
+  // Held at the peak: allocated by then and not freed by then.
+  const alive = new Uint8Array(sizes.length);
+  let made = 0;
+  for (let k = 0; k <= peakAt; k++) {
+    const op = log[k]!;
+    if (op > 0) alive[made++] = 1;
+    else alive[-op - 1] = 0;
+  }
+  return sizes.filter((_, i) => alive[i] === 1);
+}
+
+/**
+ * Replays a step's allocations and frees through the caching allocator with no memory limit and
+ * returns the size of every segment it cudaMallocs, in order: at the end of the step PyTorch
+ * holds all of them (`torch.cuda.memory_reserved()` is their sum).
+ */
+export function cachingAllocatorSegments(step: AllocationStep, conf: AllocConf = DEFAULT_ALLOC_CONF): number[] {
+  return replayAtCapacity(step, Number.POSITIVE_INFINITY, conf, { segments: true }).segmentLog!;
 }

@@ -1,5 +1,6 @@
 // What a target charges a plan for besides its tensors: the job's allocator and CUDA context, and the headroom.
 import { invalidArgument } from "../errors.js";
+import { parseAllocConf } from "./allocConf.js";
 import { ALLOCATOR_KINDS, DEFAULT_ALLOCATOR, type AllocatorKind, type AllocatorModel } from "./allocator.js";
 import type { BudgetLimits } from "./budget.js";
 import { jobContextBytes } from "./context.js";
@@ -10,6 +11,12 @@ export interface JobModelOptions {
   allocator?: AllocatorKind;
   /** The job's CUDA context in bytes (default DEFAULT_JOB_CONTEXT_BYTES, 512 MiB). */
   jobContextBytes?: number;
+  /**
+   * The job's PYTORCH_CUDA_ALLOC_CONF (e.g. `max_split_size_mb:128,expandable_segments:True`);
+   * default: PyTorch's defaults. The library never reads the environment: the CLI passes the
+   * job's (`--alloc-conf`, else PYTORCH_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF).
+   */
+  allocConf?: string;
 }
 
 /** The limits of a search: the budget's, and the largest batch wanted. */
@@ -20,7 +27,16 @@ export interface SearchLimits extends BudgetLimits {
 
 /** The allocator model of the job: its allocator, and its whole context charged. */
 export function jobModel(options: JobModelOptions): AllocatorModel {
-  const kind = options.allocator ?? DEFAULT_ALLOCATOR;
+  let kind = options.allocator ?? DEFAULT_ALLOCATOR;
   if (!ALLOCATOR_KINDS.includes(kind)) throw invalidArgument("allocator", kind, `one of ${ALLOCATOR_KINDS.join(", ")}`);
-  return { kind, contextBytes: jobContextBytes(options.jobContextBytes) };
+  const contextBytes = jobContextBytes(options.jobContextBytes);
+  if (options.allocConf === undefined || kind === "raw") return { kind, contextBytes };
+  if (typeof options.allocConf !== "string") throw invalidArgument("allocConf", options.allocConf, "a PYTORCH_CUDA_ALLOC_CONF string");
+  const conf = parseAllocConf(options.allocConf, "allocConf");
+  // `expandable` is PyTorch with expandable_segments:True; the configuration can ask for it too.
+  if (kind === "expandable" && /expandable_segments\s*:\s*False/.test(options.allocConf)) {
+    throw invalidArgument("allocConf", options.allocConf, "no expandable_segments:False with the expandable allocator");
+  }
+  if (conf.expandableSegments) kind = "expandable";
+  return { kind, contextBytes, conf: kind === "expandable" ? { ...conf, expandableSegments: true } : conf };
 }

@@ -1,18 +1,22 @@
 // Does a plan at one batch size fit a target: one probe on a device, NVML's free memory, or the analytic sum.
 import type { NativeProbeLimit } from "../native/addonTypes.js";
 import type { MemoryPlan } from "../plan/memoryPlan.js";
-import { plannedBytes, type AllocatorKind } from "./allocator.js";
+import { bytesWithin, fitsBudget, type AllocatorKind } from "./allocator.js";
 import { budgetBytes, reserveBytes, type BudgetLimits } from "./budget.js";
 import { jobModel, type JobModelOptions } from "./charges.js";
 import { deviceFits, type ProbeEvent } from "./device.js";
 import { withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
-import { deviceCharges, probeOptions } from "./findMaxBatch.js";
+import { deviceCharges, modelled, probeOptions } from "./findMaxBatch.js";
 import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceSummary, type DeviceTarget } from "./target.js";
 
 /** One answer of `vramfit check` (its `--json` object). */
 export interface CheckResult {
   fits: boolean;
-  /** Device bytes the plan takes at the batch: the allocator's segments and the job's CUDA context. */
+  /**
+   * Device bytes the plan takes at the batch: where it fits, the most the allocator's segments
+   * hold at once when the step is replayed within the budget, else what they hold with no limit
+   * (more than the budget); and the job's CUDA context.
+   */
   needBytes: number;
   /** What the job may use: free memory (with what vramfit's own context holds) less the reserve, capped by --max-mem. */
   budgetBytes: number;
@@ -29,6 +33,8 @@ export interface CheckResult {
   /** On a probe that did not fit: what stopped it (the driver ran out, the reserve, --max-mem). */
   limit?: NativeProbeLimit;
   allocator: AllocatorKind;
+  /** The PYTORCH_CUDA_ALLOC_CONF modelled, only what differs from PyTorch's defaults ("" for none). */
+  allocConf: string;
   jobContextBytes: number;
   ownContextBytes: number;
   reserveBytes: number;
@@ -50,9 +56,10 @@ export function checkAnalytic(plan: MemoryPlan, batch: number, target: AnalyticT
   const model = jobModel(options);
   const { device, memory } = analyticMemory(target);
   const budget = budgetBytes(memory, options);
-  const needBytes = plannedBytes(plan, batch, model);
+  // The same fits() as the analytic search's: `check --batch B` agrees with `batch` at B and B + 1.
+  const needBytes = bytesWithin(plan, batch, model, budget);
   return {
-    fits: needBytes <= budget,
+    fits: fitsBudget(plan, batch, model, budget),
     needBytes,
     budgetBytes: budget,
     device,
@@ -60,7 +67,7 @@ export function checkAnalytic(plan: MemoryPlan, batch: number, target: AnalyticT
     ...(reason !== undefined && { reason }),
     probes: 0,
     ...(target.kind === "reading" && { memorySource: target.memorySource }),
-    allocator: model.kind,
+    ...modelled(model),
     jobContextBytes: model.contextBytes,
     ownContextBytes: 0,
     reserveBytes: reserveBytes(memory.totalBytes, options),
@@ -99,14 +106,14 @@ export async function checkOnDevice(target: DeviceTarget, plan: MemoryPlan, batc
     const fits = await evaluator.fits(batch);
     return {
       fits,
-      needBytes: plannedBytes(plan, batch, model),
+      needBytes: bytesWithin(plan, batch, model, charges.budget),
       budgetBytes: charges.budget,
       device: deviceSummary(target.device, reading.freeBytes),
       source: "device",
       probes: evaluator.probes(),
       memorySource: "cuda",
       ...(limit !== null && { limit }),
-      allocator: model.kind,
+      ...modelled(model),
       jobContextBytes: model.contextBytes,
       ownContextBytes: reading.ownContextBytes,
       reserveBytes: charges.reserve,

@@ -1,6 +1,7 @@
 // The device evaluator: a batch fits when the driver allocations the job would make really fit on the GPU, above the floor.
 import type { Addon, NativeProbeLimit } from "../native/addonTypes.js";
 import type { MemoryPlan } from "../plan/memoryPlan.js";
+import type { AllocConf } from "./allocConf.js";
 import { deviceAllocations, type AllocatorKind } from "./allocator.js";
 import type { FitsFunction } from "./search.js";
 
@@ -11,6 +12,14 @@ export type ProbeEvent =
 
 export interface DeviceProbeOptions {
   allocator: AllocatorKind;
+  /** The caching allocator's PYTORCH_CUDA_ALLOC_CONF settings (default: PyTorch's). */
+  conf?: AllocConf;
+  /**
+   * What the budget leaves the job's allocations (budget less the job's context): the step is
+   * replayed at this capacity, so its out-of-memory path (free the cache, retry) decides which
+   * segments the probe holds at once. Unset: the replay with no limit.
+   */
+  capacityBytes?: number;
   /**
    * Free memory every probe leaves on the device: the reserve, plus the part of the job's context
    * vramfit's own context has not paid. The addon refuses the allocation that would cross it.
@@ -48,7 +57,7 @@ export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, opti
   return {
     fits: async (batch) => {
       signal?.throwIfAborted();
-      const sizes = deviceAllocations(plan, batch, options.allocator);
+      const sizes = deviceAllocations(plan, batch, options.allocator, options.conf, options.capacityBytes);
       probes += 1;
       onProbe?.({ phase: "start", ordinal, batch, bytes: sizes.reduce((sum, size) => sum + size, 0), allocations: sizes.length });
       let result: Awaited<ReturnType<Addon["probe"]>> | undefined;

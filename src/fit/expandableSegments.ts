@@ -11,7 +11,104 @@
 // whenever ≥ kMinBlockSize would remain (should_split with expandable segments). Pages stay mapped
 // (unmapping happens only on out-of-memory or empty_cache), so the segment only grows, and there
 // is no per-segment waste: the step needs its peak of live blocks, rounded up to whole pages.
-import { FreePool, K_LARGE_BUFFER, K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, asTrace, freeBlock, roundSize, splitOff, type AllocationStep, type Block } from "./cachingAllocator.js";
+import { K_LARGE_BUFFER, K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, asTrace, roundSize, type AllocationStep } from "./cachingAllocator.js";
+
+/** A piece of a segment: allocated to a tensor, or cached free. Neighbours are within the segment. */
+interface Block {
+  address: number;
+  size: number;
+  allocated: boolean;
+  prev: Block | undefined;
+  next: Block | undefined;
+}
+
+/**
+ * Free blocks ordered by size, then address: `get_free_block`'s best fit is a lower bound. Kept
+ * as one address-ordered bucket per distinct size under a sorted list of the sizes: a deep model
+ * caches tens of thousands of free blocks but only a few hundred distinct sizes, so insertion and
+ * removal stay cheap (a flat sorted array made a deep model's replay take seconds).
+ */
+class FreePool {
+  /** The sizes that have at least one free block, ascending. */
+  private readonly sizes: number[] = [];
+  /** Free blocks of each size, by ascending address. */
+  private readonly buckets = new Map<number, Block[]>();
+
+  private static lowerBound<T>(list: readonly T[], below: (item: T) => boolean): number {
+    let low = 0;
+    let high = list.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (below(list[middle]!)) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  insert(block: Block): void {
+    let bucket = this.buckets.get(block.size);
+    if (bucket === undefined) {
+      this.buckets.set(block.size, (bucket = []));
+      this.sizes.splice(FreePool.lowerBound(this.sizes, (s) => s < block.size), 0, block.size);
+    }
+    bucket.splice(FreePool.lowerBound(bucket, (b) => b.address < block.address), 0, block);
+  }
+
+  remove(block: Block): void {
+    const bucket = this.buckets.get(block.size);
+    const index = bucket === undefined ? -1 : FreePool.lowerBound(bucket, (b) => b.address < block.address);
+    if (bucket === undefined || bucket[index] !== block) throw new Error("caching allocator emulation: block not in its pool");
+    bucket.splice(index, 1);
+    if (bucket.length === 0) this.dropSize(block.size);
+  }
+
+  /** The smallest free block of at least `size` bytes (lowest address first), taken out of the pool. */
+  takeBestFit(size: number): Block | undefined {
+    const index = FreePool.lowerBound(this.sizes, (s) => s < size);
+    if (index === this.sizes.length) return undefined;
+    const found = this.sizes[index]!;
+    const bucket = this.buckets.get(found)!;
+    const block = bucket.shift()!;
+    if (bucket.length === 0) this.dropSize(found);
+    return block;
+  }
+
+  private dropSize(size: number): void {
+    this.buckets.delete(size);
+    this.sizes.splice(FreePool.lowerBound(this.sizes, (s) => s < size), 1);
+  }
+}
+
+/** Keeps `size` bytes of `block` and caches the rest, a block of its own, in `pool` (`alloc_found_block`). */
+function splitOff(block: Block, size: number, pool: FreePool): void {
+  const remainder: Block = { address: block.address + size, size: block.size - size, allocated: false, prev: block, next: block.next };
+  if (block.next !== undefined) block.next.prev = remainder;
+  block.next = remainder;
+  block.size = size;
+  pool.insert(remainder);
+}
+
+/** `free_block`: frees a block, merging it with free neighbours, and caches it. */
+function freeBlock(block: Block, pool: FreePool): void {
+  block.allocated = false;
+  const prev = block.prev;
+  if (prev !== undefined && !prev.allocated) {
+    pool.remove(prev);
+    block.address = prev.address;
+    block.size += prev.size;
+    block.prev = prev.prev;
+    if (block.prev !== undefined) block.prev.next = block;
+  }
+  const next = block.next;
+  if (next !== undefined && !next.allocated) {
+    pool.remove(next);
+    block.size += next.size;
+    block.next = next.next;
+    if (block.next !== undefined) block.next.prev = block;
+  }
+  pool.insert(block);
+}
+
 
 /** One pool's segment: its mapped bytes and the block at the end of the mapped range. */
 class ExpandableSegment {

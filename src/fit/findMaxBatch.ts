@@ -2,7 +2,8 @@
 import { invalidArgument } from "../errors.js";
 import type { NativeDevice } from "../native/addonTypes.js";
 import { planTotals, type MemoryPlan } from "../plan/memoryPlan.js";
-import { plannedBytes, type AllocatorKind } from "./allocator.js";
+import { formatAllocConf } from "./allocConf.js";
+import { bytesWithin, type AllocatorKind, type AllocatorModel } from "./allocator.js";
 import { analyticMaxBatch } from "./analytic.js";
 import { budgetBytes, reserveBytes } from "./budget.js";
 import { jobModel, type JobModelOptions, type SearchLimits } from "./charges.js";
@@ -29,7 +30,10 @@ export interface BatchResult {
   memorySource?: "cuda" | "nvml" | "total";
   /** What the job may use: free memory (with what vramfit's own context holds) less the reserve, capped by --max-mem. */
   budgetBytes: number;
-  /** Device bytes the plan takes at `batchSize`: the allocator's segments and the job's CUDA context. */
+  /**
+   * Device bytes the plan takes at `batchSize` within the budget: the most the allocator's
+   * segments hold at once when its step is replayed at that capacity, and the job's CUDA context.
+   */
   bytesAtBatch: number;
   /** Σ fixed bytes of the plan, before the allocator. */
   fixedBytes: number;
@@ -41,6 +45,8 @@ export interface BatchResult {
   predictedBatchSize: number;
   /** The allocator the job was modelled (and probed) with. */
   allocator: AllocatorKind;
+  /** The PYTORCH_CUDA_ALLOC_CONF modelled, only what differs from PyTorch's defaults ("" for none). */
+  allocConf: string;
   /** The job's CUDA context charged in bytesAtBatch. */
   jobContextBytes: number;
   /** vramfit's own context, measured on the device (NVML's figure for this process); 0 elsewhere. */
@@ -54,6 +60,11 @@ export interface DeviceSearchOptions extends SearchLimits, JobModelOptions, Devi
   /** Write every probed byte so the memory is really backed (default true). */
   touch?: boolean;
   onProbe?: (event: ProbeEvent) => void;
+}
+
+/** The allocator an answer says it modelled: its kind and its PYTORCH_CUDA_ALLOC_CONF. */
+export function modelled(model: AllocatorModel): { allocator: AllocatorKind; allocConf: string } {
+  return { allocator: model.kind, allocConf: model.conf === undefined ? "" : formatAllocConf(model.conf) };
 }
 
 /** A plan without per-sample bytes fits at every batch size: the search needs a cap. */
@@ -79,11 +90,11 @@ export async function analyticBatch(plan: MemoryPlan, target: AnalyticTarget, op
     device,
     ...(target.kind === "reading" && { memorySource: target.memorySource }),
     budgetBytes: budget,
-    bytesAtBatch: plannedBytes(plan, batchSize, model),
+    bytesAtBatch: bytesWithin(plan, batchSize, model, budget),
     ...planTotals(plan),
     probes: 0,
     predictedBatchSize: batchSize,
-    allocator: model.kind,
+    ...modelled(model),
     jobContextBytes: model.contextBytes,
     ownContextBytes: 0,
     reserveBytes: reserveBytes(memory.totalBytes, options),
@@ -128,6 +139,8 @@ export function probeOptions(
 ): DeviceProbeOptions {
   return {
     allocator: charges.model.kind,
+    ...(charges.model.conf !== undefined && { conf: charges.model.conf }),
+    capacityBytes: charges.budget - charges.model.contextBytes,
     floorBytes: charges.floorBytes,
     ...(charges.limitBytes !== undefined && { limitBytes: charges.limitBytes }),
     touch: options.touch ?? true,
@@ -153,11 +166,11 @@ async function searchDevice(target: DeviceTarget, plan: MemoryPlan, options: Dev
     device: deviceSummary(target.device, reading.freeBytes),
     memorySource: "cuda",
     budgetBytes: budget,
-    bytesAtBatch: plannedBytes(plan, batchSize, model),
+    bytesAtBatch: bytesWithin(plan, batchSize, model, budget),
     ...planTotals(plan),
     probes: evaluator.probes(),
     predictedBatchSize: predicted.batchSize,
-    allocator: model.kind,
+    ...modelled(model),
     jobContextBytes: model.contextBytes,
     ownContextBytes: reading.ownContextBytes,
     reserveBytes: charges.reserve,

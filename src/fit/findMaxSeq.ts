@@ -7,13 +7,13 @@ import { checkPlanBytes } from "../plan/planLimits.js";
 import type { RunSetup } from "../plan/setup.js";
 import { LIMITS } from "../workload/limits.js";
 import type { Workload } from "../workload/workload.js";
-import { plannedBytes, type AllocatorModel } from "./allocator.js";
+import { bytesWithin, plannedBytes, type AllocatorModel } from "./allocator.js";
 import { analyticFits } from "./analytic.js";
 import { budgetBytes, reserveBytes, type BudgetLimits } from "./budget.js";
 import { jobModel, type JobModelOptions } from "./charges.js";
 import { deviceFits, type ProbeEvent } from "./device.js";
 import { withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
-import { deviceCharges, probeOptions, type BatchResult } from "./findMaxBatch.js";
+import { deviceCharges, modelled, probeOptions, type BatchResult } from "./findMaxBatch.js";
 import { searchMaxBatch } from "./search.js";
 import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceTarget } from "./target.js";
 
@@ -84,11 +84,11 @@ export async function analyticMaxSeq(planAt: PlanAtSeq, batch: number, budget: n
   return batchSize;
 }
 
-function seqResult(plan: MemoryPlan, seq: number, batch: number, allocator: AllocatorModel, maxSeq: number | undefined): Pick<SeqResult, "seq" | "batchSize" | "bytesAtBatch" | "fixedBytes" | "perSampleBytes" | "limitedBy"> {
+function seqResult(plan: MemoryPlan, seq: number, batch: number, allocator: AllocatorModel, budget: number, maxSeq: number | undefined): Pick<SeqResult, "seq" | "batchSize" | "bytesAtBatch" | "fixedBytes" | "perSampleBytes" | "limitedBy"> {
   return {
     seq,
     batchSize: seq > 0 ? batch : 0,
-    bytesAtBatch: seq > 0 ? plannedBytes(plan, batch, allocator) : 0,
+    bytesAtBatch: seq > 0 ? bytesWithin(plan, batch, allocator, budget) : 0,
     ...planTotals(plan),
     limitedBy: seq === maxSeq ? "context" : "memory",
   };
@@ -102,7 +102,7 @@ export async function analyticSeq(planAt: PlanAtSeq, batch: number, target: Anal
   const budget = budgetBytes(memory, limits);
   const seq = await analyticMaxSeq(planAt, batch, budget, allocator, limits.maxSeq);
   return {
-    ...seqResult(planAt(Math.max(seq, 1)), seq, batch, allocator, limits.maxSeq),
+    ...seqResult(planAt(Math.max(seq, 1)), seq, batch, allocator, budget, limits.maxSeq),
     source: "analytic",
     ...(reason !== undefined && { reason }),
     device,
@@ -111,7 +111,7 @@ export async function analyticSeq(planAt: PlanAtSeq, batch: number, target: Anal
     probes: 0,
     predictedBatchSize: batch,
     predictedSeq: seq,
-    allocator: allocator.kind,
+    ...modelled(allocator),
     jobContextBytes: allocator.contextBytes,
     ownContextBytes: 0,
     reserveBytes: reserveBytes(memory.totalBytes, limits),
@@ -150,7 +150,7 @@ export async function deviceSeq(target: DeviceTarget, planAt: PlanAtSeq, batch: 
       ...(options.signal !== undefined && { signal: options.signal }),
     });
     return {
-      ...seqResult(planAt(Math.max(seq, 1)), seq, batch, model, options.maxSeq),
+      ...seqResult(planAt(Math.max(seq, 1)), seq, batch, model, budget, options.maxSeq),
       source: "device",
       device: deviceSummary(target.device, reading.freeBytes),
       memorySource: "cuda",
@@ -158,7 +158,7 @@ export async function deviceSeq(target: DeviceTarget, planAt: PlanAtSeq, batch: 
       probes,
       predictedBatchSize: batch,
       predictedSeq: predicted,
-      allocator: model.kind,
+      ...modelled(model),
       jobContextBytes: model.contextBytes,
       ownContextBytes: reading.ownContextBytes,
       reserveBytes: charges.reserve,

@@ -6,6 +6,7 @@ import { checkBatchBytes } from "../plan/planLimits.js";
 import { validatePlan } from "../plan/validatePlan.js";
 import { validatePlanMemory } from "../plan/validateSetup.js";
 import { LIMITS } from "../workload/limits.js";
+import { parseAllocConf } from "./allocConf.js";
 import { ALLOCATOR_KINDS } from "./allocator.js";
 
 /** A device as TargetSpec names it: a CUDA ordinal, or a UUID (`GPU-…`, `MIG-…`). */
@@ -50,6 +51,7 @@ const TARGET_FIELDS = [
   "maxMemBytes",
   "allocator",
   "jobContextBytes",
+  "allocConf",
   "touch",
   "signal",
   "lock",
@@ -66,6 +68,10 @@ export const LIMIT_CHECKS: Record<string, (label: string, value: unknown) => voi
   maxMemBytes: (l, v) => void bytes(l, v, 1),
   allocator: (l, v) => oneOf(l, v, ALLOCATOR_KINDS),
   jobContextBytes: (l, v) => void bytes(l, v),
+  allocConf: (l, v) => {
+    if (typeof v !== "string") throw invalidArgument(l, shown(v), "a PYTORCH_CUDA_ALLOC_CONF string, e.g. max_split_size_mb:128");
+    parseAllocConf(v, l);
+  },
 };
 export const LIMIT_FIELDS = Object.keys(LIMIT_CHECKS);
 

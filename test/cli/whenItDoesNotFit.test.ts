@@ -42,8 +42,10 @@ describe("vramfit check: a no comes with what would make it a yes", () => {
     expect(lines[0]).toMatch(/^does not fit: needs 270\.\d\d GiB of a 75\.29 GiB budget on A100-80GB \[analytic\]$/);
     expect(lines[1]).toBe("advice    to fit batch 4 on A100-80GB (max batch now 0): 2 changes reach batch 4, cheapest first");
     expect(lines[2]).toMatch(/^change\s+max batch per GPU\s+measured\s+cost$/);
-    expect(lines[3]).toMatch(/^--tp 8\s+0 → 11\s+analytic\s+8 GPUs in one NVLink domain; .*\(Shoeybi et al\. 2019, §3\)$/);
-    expect(lines[4]).toMatch(/^--zero 3 --gpus 32\s+0 → 4\s+analytic\s+32 GPUs; 1\.5× data parallelism's communication/);
+    // Replayed at the GPU's capacity (PyTorch frees its cache and retries), 4 GPUs of tensor
+    // parallelism or 16 of ZeRO-3 reach batch 4 (by the unconstrained peak it took 8 and 32).
+    expect(lines[3]).toMatch(/^--tp 4\s+0 → 5\s+analytic\s+4 GPUs in one NVLink domain; .*\(Shoeybi et al\. 2019, §3\)$/);
+    expect(lines[4]).toMatch(/^--zero 3 --gpus 16\s+0 → 4\s+analytic\s+16 GPUs; 1\.5× data parallelism's communication/);
     expect(lines.length).toBeLessThanOrEqual(3 + 5);
   });
 
@@ -54,7 +56,7 @@ describe("vramfit check: a no comes with what would make it a yes", () => {
     expect(run.json.gpuFits).toBe(false);
     expect(run.json.advice.length).toBeGreaterThanOrEqual(2);
     expect(run.json.advice.length).toBeLessThanOrEqual(5);
-    expect(run.json.advice[0]).toMatchObject({ change: "--tp 8", batchSize: 11, fromBatchSize: 0, targetBatch: 4, reachesTarget: true, gpus: 8, source: "analytic" });
+    expect(run.json.advice[0]).toMatchObject({ change: "--tp 4", batchSize: 5, fromBatchSize: 0, targetBatch: 4, reachesTarget: true, gpus: 4, source: "analytic" });
     expect(run.json.advice[0]!.cost).toContain("Shoeybi et al. 2019");
     expect(run.json.adviceSummary).toBe("2 changes reach batch 4, cheapest first");
   });

@@ -73,12 +73,13 @@ describe("llama-2-13b, train, amp, AdamW, seq 2048, batch 4 on an A100-80GB (the
     expect(report.items.length).toBeGreaterThan(0);
     expect(report.items.length).toBeLessThanOrEqual(5);
     expect(report.reachable).toBe(true);
-    // Tensor parallelism over 8 GPUs is cheaper than ZeRO-3 over 32 (16 no longer leave batch 4 room
-    // once the default 5% reserve, the job's context and NCCL's buffers are charged): fewer GPUs.
-    // Over 4 batch 4 no longer fits: the optimizer step holds foreach AdamW's fp32 copy of the
+    // Tensor parallelism over 4 GPUs is cheaper than ZeRO-3 over 16: fewer GPUs. Both reach batch 4
+    // because the step is replayed at the GPU's capacity, where PyTorch frees its cached segments
+    // and retries (issue 23): measured by the unconstrained peak, 8 and 32 GPUs were needed.
+    // Over 2 batch 4 does not fit: the optimizer step holds foreach AdamW's fp32 copy of the
     // weights (4 B a parameter) on top of weights, gradients and states (16 B).
-    expect(report.items.slice(0, 2).map((a) => a.change)).toEqual(["--tp 8", "--zero 3 --gpus 32"]);
-    expect(await maxBatch(llama, { ...setup, tp: 4 }, target)).toBeLessThan(4);
+    expect(report.items.slice(0, 2).map((a) => a.change)).toEqual(["--tp 4", "--zero 3 --gpus 16"]);
+    expect(await maxBatch(llama, { ...setup, tp: 2 }, target)).toBeLessThan(4);
     expect(report.summary).toBe("2 changes reach batch 4, cheapest first");
     for (const advice of report.items) {
       expect(advice.source).toBe("analytic");

@@ -1,7 +1,8 @@
 // The allocator emulations against PyTorch's rules (c10/cuda/CUDACachingAllocator.cpp), each case worked by hand.
 import { describe, expect, it } from "vitest";
 import { deviceAllocations, reservedBytes } from "../../src/fit/allocator.js";
-import { cachingAllocatorSegments, roundSize, segmentSize } from "../../src/fit/cachingAllocator.js";
+import { parseAllocConf } from "../../src/fit/allocConf.js";
+import { cachingAllocatorSegments, replayAtCapacity, roundSize, segmentSize, segmentsAtPeak } from "../../src/fit/cachingAllocator.js";
 import { expandableSegmentPages } from "../../src/fit/expandableSegments.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import type { MemoryPlan } from "../../src/plan/memoryPlan.js";
@@ -19,7 +20,7 @@ function step(...ops: (number | string)[]): AllocationEvent[] {
 
 describe("PyTorch's sizes", () => {
   it("rounds every request up to 512 B (round_size, kMinBlockSize)", () => {
-    expect([1, 512, 513, 1000, 4096].map(roundSize)).toEqual([512, 512, 1024, 1024, 4096]);
+    expect([1, 512, 513, 1000, 4096].map((bytes) => roundSize(bytes))).toEqual([512, 512, 1024, 1024, 4096]);
   });
 
   it("takes 2 MiB segments for ≤ 1 MiB, 20 MiB below 10 MiB, else the request rounded to 2 MiB (get_allocation_size)", () => {
@@ -64,6 +65,53 @@ describe("the caching allocator's segments", () => {
   it("takes the smallest cached block that fits, not the first", () => {
     // Blocks of 30 and 50 MiB cached (two segments); 25 MiB goes into the 30 (5 MiB rest), so 45 MiB still fits the 50.
     expect(cachingAllocatorSegments(step(50 * MiB, 30 * MiB, "-0", "-1", 25 * MiB, 45 * MiB))).toEqual([50 * MiB, 30 * MiB]);
+  });
+});
+
+describe("the out-of-memory path (malloc: alloc_block, release_available_cached_blocks, release_cached_blocks)", () => {
+  it("frees a cached whole segment and retries when cudaMalloc fails", () => {
+    // 50 MiB freed and cached; 60 MiB finds no cached block and 50 + 60 > 100 MiB: the cached
+    // segment is cudaFree'd (release_cached_blocks), and the retry (num_alloc_retries) succeeds.
+    const replay = replayAtCapacity(step(50 * MiB, "-0", 60 * MiB), 100 * MiB, undefined, { segments: true });
+    expect(replay).toMatchObject({ fits: true, cudaMallocs: 2, cudaFrees: 1, allocRetries: 1, reservedPeakBytes: 60 * MiB, allocatedPeakBytes: 60 * MiB, failedAt: -1 });
+    expect(replay.segmentLog).toEqual([50 * MiB, -1, 60 * MiB]);
+    // With no limit the cache is kept: 110 MiB reserved.
+    expect(replayAtCapacity(step(50 * MiB, "-0", 60 * MiB))).toMatchObject({ fits: true, cudaFrees: 0, reservedPeakBytes: 110 * MiB });
+  });
+
+  it("cannot free a segment that is split: the step runs out of memory", () => {
+    // Two 6 MiB blocks in one 20 MiB segment, the first freed (cached, but its segment holds the
+    // second): 30 MiB needs a segment of its own, 20 + 30 > 40 MiB, nothing whole to free.
+    const replay = replayAtCapacity(step(6 * MiB, 6 * MiB, "-0", 30 * MiB), 40 * MiB);
+    expect(replay).toMatchObject({ fits: false, failedAt: 3, cudaMallocs: 1, cudaFrees: 0, allocRetries: 1 });
+    expect(replayAtCapacity(step(6 * MiB, 6 * MiB, "-0", 30 * MiB), 50 * MiB).fits).toBe(true);
+  });
+
+  it("with max_split_size, frees an oversize cached block first (release_available_cached_blocks), no retry counted", () => {
+    const conf = parseAllocConf("max_split_size_mb:20");
+    // 64 and 32 MiB freed; 40 MiB may not take the 64 MiB block (oversize, more than 20 MiB
+    // larger), 96 + 40 > 100 MiB: the smallest oversize block of at least 40 MiB, the 64, goes.
+    const replay = replayAtCapacity(step(64 * MiB, 32 * MiB, "-0", "-1", 40 * MiB), 100 * MiB, conf, { segments: true });
+    expect(replay).toMatchObject({ fits: true, cudaFrees: 1, allocRetries: 0 });
+    expect(replay.segmentLog).toEqual([64 * MiB, 32 * MiB, -1, 40 * MiB]);
+    // Without max_split_size the 64 MiB block serves the 40 (split), no segment is needed.
+    expect(cachingAllocatorSegments(step(64 * MiB, 32 * MiB, "-0", "-1", 40 * MiB))).toEqual([64 * MiB, 32 * MiB]);
+  });
+
+  it("rounds to power-of-two divisions with roundup_power2_divisions", () => {
+    const divisions = parseAllocConf("roundup_power2_divisions:4").roundupPower2Divisions;
+    // 1.2 MiB lies in [1, 2) MiB: quarters of 256 KiB, so 1.25 MiB; 4.5 MiB in [4, 8): quarters of 1 MiB.
+    expect(roundSize(1.2 * MiB, divisions)).toBe(1.25 * MiB);
+    expect(roundSize(4.5 * MiB, divisions)).toBe(5 * MiB);
+    expect(roundSize(4 * MiB, divisions)).toBe(4 * MiB);
+    // Small requests (≤ 512 B × divisions) keep plain 512 B rounding.
+    expect(roundSize(1000, divisions)).toBe(1024);
+  });
+
+  it("names the segments held when the replay peaked", () => {
+    expect(segmentsAtPeak([50 * MiB, -1, 60 * MiB])).toEqual([60 * MiB]);
+    // 22 MiB held before the 20 MiB segment goes; 12 MiB after the 10 MiB one comes.
+    expect(segmentsAtPeak([2 * MiB, 20 * MiB, -2, 10 * MiB])).toEqual([2 * MiB, 20 * MiB]);
   });
 });
 

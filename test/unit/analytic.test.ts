@@ -1,6 +1,6 @@
 // The analytic evaluator and the affine plan: sizes checked by hand against the allocator rules.
 import { describe, expect, it } from "vitest";
-import { plannedBytes } from "../../src/fit/allocator.js";
+import { bytesWithin, fitsBudget, plannedBytes } from "../../src/fit/allocator.js";
 import { DEFAULT_JOB_CONTEXT_BYTES } from "../../src/fit/context.js";
 import { analyticMaxBatch } from "../../src/fit/analytic.js";
 import { budgetBytes, parseReserve } from "../../src/fit/budget.js";
@@ -109,8 +109,12 @@ describe("the analytic search's seed", () => {
     const plan = buildPlan(presetWorkload(model)!, { mode: "train", ...setup });
     const result = await analyticMaxBatch(plan, budget, allocator);
     expect(result.batchSize).toBeGreaterThan(0);
-    expect(plannedBytes(plan, result.batchSize, allocator)).toBeLessThanOrEqual(budget);
-    expect(plannedBytes(plan, result.batchSize + 1, allocator)).toBeGreaterThan(budget);
+    // The boundary of the step's replay at capacity (budget less the context): the answer's step
+    // completes, the next batch's runs out of memory even after the cache is freed.
+    expect(fitsBudget(plan, result.batchSize, allocator, budget)).toBe(true);
+    expect(bytesWithin(plan, result.batchSize, allocator, budget)).toBeLessThanOrEqual(budget);
+    expect(fitsBudget(plan, result.batchSize + 1, allocator, budget)).toBe(false);
+    expect(bytesWithin(plan, result.batchSize + 1, allocator, budget)).toBeGreaterThan(budget);
     expect(result.evaluations).toBeLessThanOrEqual(4);
   });
 });

@@ -1,6 +1,6 @@
 // The longest sequence at a batch: the seeded search over tokens, analytically (the device path is in test/cli/solveSeq.test.ts).
 import { describe, expect, test } from "vitest";
-import { plannedBytes, type AllocatorModel } from "../../src/fit/allocator.js";
+import { bytesWithin, fitsBudget, plannedBytes, type AllocatorModel } from "../../src/fit/allocator.js";
 import { analyticMaxSeq, seqSearchFor } from "../../src/fit/findMaxSeq.js";
 import { findMaxSeq } from "../../src/index.js";
 import type { RunSetup } from "../../src/plan/setup.js";
@@ -26,7 +26,10 @@ describe("findMaxSeq", () => {
     // A --memory budget is a GPU of that size: the default reserve off it, the job's context on the plan.
     const model: AllocatorModel = { kind: result.allocator, contextBytes: result.jobContextBytes };
     expect(result.budgetBytes).toBe(budget - Math.ceil(budget * 0.05));
-    expect(plannedBytes(planAt(result.seq), batch, model)).toBeLessThanOrEqual(result.budgetBytes);
+    expect(fitsBudget(planAt(result.seq), batch, model, result.budgetBytes)).toBe(true);
+    expect(result.bytesAtBatch).toBe(bytesWithin(planAt(result.seq), batch, model, result.budgetBytes));
+    expect(result.bytesAtBatch).toBeLessThanOrEqual(result.budgetBytes);
+    expect(fitsBudget(planAt(result.seq + 1), batch, model, result.budgetBytes)).toBe(false);
     expect(plannedBytes(planAt(result.seq + 1), batch, model)).toBeGreaterThan(result.budgetBytes);
     expect(result.batchSize).toBe(batch);
   });

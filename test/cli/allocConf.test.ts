@@ -1,0 +1,41 @@
+// `--alloc-conf`, PYTORCH_CUDA_ALLOC_CONF from the environment, and `plan --events`, through the built CLI.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseEventsLog } from "../../src/step/eventsFile.js";
+import { NO_DRIVER, runCli, runJson } from "./runCli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "vramfit-events-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("the allocator's configuration", () => {
+  it("says which configuration it modelled, from the option or the environment", async () => {
+    const fromOption = await runJson(["batch", "--model", "resnet50", "--gpu", "A100-40GB", "--alloc-conf", "max_split_size_mb:128"]);
+    expect(fromOption.json).toMatchObject({ allocator: "pytorch", allocConf: "max_split_size_mb:128" });
+    const inherited = await runCli(["batch", "--model", "resnet50", "--gpu", "A100-40GB"], { ...NO_DRIVER, PYTORCH_CUDA_ALLOC_CONF: "expandable_segments:True" });
+    expect(inherited.status).toBe(0);
+    expect(inherited.stdout).toContain("allocator PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, from PYTORCH_CUDA_ALLOC_CONF");
+  });
+
+  it("refuses a bad value in one line, exit 2, naming where it came from", async () => {
+    const bad = await runCli(["check", "--model", "resnet50", "--batch", "8", "--gpu", "A100-40GB"], { ...NO_DRIVER, PYTORCH_CUDA_ALLOC_CONF: "max_split_size_mb:8" });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.trim().split("\n")).toEqual(['vramfit: PYTORCH_CUDA_ALLOC_CONF: expected max_split_size_mb as a whole number of MiB ≥ 20, got "max_split_size_mb:8"']);
+  });
+});
+
+describe("plan --events", () => {
+  it("writes the step's events at the batch, after a header naming the workload and setup", async () => {
+    const file = join(dir, "gpt2.events");
+    const run = await runJson(["plan", "--model", "gpt2", "--batch", "2", "--events", file, "--alloc-conf", "roundup_power2_divisions:4"]);
+    expect(run.status).toBe(0);
+    const text = readFileSync(file, "utf8");
+    expect(text.split("\n").slice(0, 3)).toEqual(["# vramfit-events 1", `# workload: ${run.json.description as string}`, expect.stringMatching(/^# assumed: /)]);
+    expect(text).toContain("# batch: 2\n");
+    expect(text).toContain("# PYTORCH_CUDA_ALLOC_CONF: roundup_power2_divisions:4 (from --alloc-conf)\n");
+    const events = parseEventsLog(text);
+    // Every tensor of the plan is allocated once (none is empty in gpt2's step).
+    expect(events.filter((e) => e.kind === "alloc").length).toBe(run.json.tensorCount);
+  });
+});
