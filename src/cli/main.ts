@@ -21,6 +21,7 @@ const COMMANDS: Record<CommandName, { summary: string; action: () => Promise<Act
   plan: { summary: "the memory breakdown of a workload at --batch N", action: async () => (await import("./planCommand.js")).planCommand },
   models: { summary: "the preset models, with their parameter counts", action: async () => (await import("./modelsCommand.js")).modelsCommand },
   gpus: { summary: "the GPU catalog used for analytic targets (--gpu ID)", action: async () => (await import("./gpusCommand.js")).gpusCommand },
+  trace: { summary: "record one training step of a PyTorch model without a GPU, for --trace FILE", action: async () => (await import("./traceCommand.js")).traceCommand },
 };
 
 function packageVersion(): string {

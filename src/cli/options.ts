@@ -14,7 +14,7 @@ import { DEFAULT_JOB_CONTEXT_BYTES } from "../fit/context.js";
 import { formatBytes } from "../units.js";
 import { parseAllocator, parseCalibration, parseCount, parseDevice, parseDeviceSelection, parseDuration, parsePositiveDuration, parsePositiveSize, parseSize } from "./parse.js";
 
-export type CommandName = "info" | "batch" | "check" | "plan" | "models" | "gpus";
+export type CommandName = "info" | "batch" | "check" | "plan" | "models" | "gpus" | "trace";
 
 export interface OptionSpec {
   /** commander flags, e.g. `--memory <size>`. */
@@ -36,6 +36,8 @@ const WORKLOAD: readonly CommandName[] = ["batch", "check", "plan", "gpus"];
 const TARGET: readonly CommandName[] = ["batch", "check"];
 // `plan` takes a target for its budget line (no probes): --gpu, --memory, or a device's free memory.
 const TARGET_AND_PLAN: readonly CommandName[] = [...TARGET, "plan"];
+// `trace` runs the model under PyTorch with the same run options, where the tracer has them.
+const WORKLOAD_AND_TRACE: readonly CommandName[] = [...WORKLOAD, "trace"];
 
 export const OPTIONS: readonly OptionSpec[] = [
   // Workload: exactly one source
@@ -47,13 +49,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--fixed <size>", description: "raw workload: other fixed bytes", commands: WORKLOAD, defaultText: "0" },
   { flags: "--trace <file>", description: "a step PyTorch ran, written by `vramfit trace`: its own allocations, replayed in its order (its run options are baked in)", commands: WORKLOAD },
   // How it runs
-  { flags: "--mode <m>", description: MODES.join("|"), commands: WORKLOAD, defaultText: "train" },
-  { flags: "--precision <p>", description: `weights and activations: ${PRECISIONS.join("|")}`, commands: WORKLOAD, defaultText: "amp" },
-  { flags: "--optimizer <o>", description: `optimizer: ${OPTIMIZERS.join("|")}`, commands: WORKLOAD, defaultText: "adamw" },
-  { flags: "--optimizer-impl <impl>", description: `how optimizer.step() runs: ${OPTIMIZER_IMPLS.join("|")} (Adam's temporaries: a copy of the weights, two of the largest tensor, none)`, commands: WORKLOAD, defaultText: "foreach (PyTorch 2 on CUDA)" },
-  { flags: "--seq <n>", description: "tokens per sample (transformers)", commands: WORKLOAD, defaultText: "the model's context length" },
-  { flags: "--image <n>", description: "input pixels per side (CNNs, ViT)", commands: WORKLOAD, defaultText: "the model's, 224" },
-  { flags: "--checkpointing [kind]", description: "recompute activations: selective|full (bare flag: full)", commands: WORKLOAD, defaultText: "none" },
+  { flags: "--mode <m>", description: MODES.join("|"), commands: WORKLOAD_AND_TRACE, defaultText: "train" },
+  { flags: "--precision <p>", description: `weights and activations: ${PRECISIONS.join("|")}`, commands: WORKLOAD_AND_TRACE, defaultText: "amp" },
+  { flags: "--optimizer <o>", description: `optimizer: ${OPTIMIZERS.join("|")}`, commands: WORKLOAD_AND_TRACE, defaultText: "adamw" },
+  { flags: "--optimizer-impl <impl>", description: `how optimizer.step() runs: ${OPTIMIZER_IMPLS.join("|")} (Adam's temporaries: a copy of the weights, two of the largest tensor, none)`, commands: WORKLOAD_AND_TRACE, defaultText: "foreach (PyTorch 2 on CUDA)" },
+  { flags: "--seq <n>", description: "tokens per sample (transformers)", commands: WORKLOAD_AND_TRACE, defaultText: "the model's context length" },
+  { flags: "--image <n>", description: "input pixels per side (CNNs, ViT)", commands: WORKLOAD_AND_TRACE, defaultText: "the model's, 224" },
+  { flags: "--checkpointing [kind]", description: "recompute activations: selective|full (bare flag: full)", commands: WORKLOAD_AND_TRACE, defaultText: "none" },
   { flags: "--attention <kind>", description: `attention kernel: ${ATTENTION_KINDS.join("|")} (flash keeps no s² scores)`, commands: WORKLOAD, defaultText: "flash" },
   { flags: "--zero <stage>", description: "ZeRO stage 0|1|2|3, sharding over --gpus", commands: WORKLOAD, defaultText: "0" },
   { flags: "--gpus <n>", description: "data-parallel GPUs (DDP's buckets and NCCL's buffers; what ZeRO shards over)", commands: WORKLOAD, defaultText: "1" },
@@ -61,8 +63,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--sequence-parallel", description: "Megatron sequence parallelism with --tp", commands: WORKLOAD },
   { flags: "--generate <n>", description: "inference: tokens generated after the --seq prompt (KV cache)", commands: WORKLOAD, defaultText: "0" },
   { flags: "--offload <what>", description: `model states in host memory: ${OFFLOAD_KINDS.filter((k) => k !== "none").join("|")} (ZeRO-Offload; params: ZeRO-3, or inference)`, commands: WORKLOAD, defaultText: "none" },
-  { flags: "--lora-rank <r>", description: "train LoRA adapters of rank r on the frozen model (PEFT); with --weights nf4: QLoRA", commands: WORKLOAD },
-  { flags: "--lora-targets <list>", description: "projections to adapt: q,k,v,o,gate,up,down or all-linear", commands: WORKLOAD, defaultText: "q,v (PEFT's default)" },
+  { flags: "--lora-rank <r>", description: "train LoRA adapters of rank r on the frozen model (PEFT); with --weights nf4: QLoRA", commands: WORKLOAD_AND_TRACE },
+  { flags: "--lora-targets <list>", description: "projections to adapt: q,k,v,o,gate,up,down or all-linear (trace: the model's module names, e.g. q_proj,v_proj)", commands: WORKLOAD_AND_TRACE, defaultText: "q,v (PEFT's default)" },
   { flags: "--weights <format>", description: `linear weights stored as ${WEIGHT_FORMATS.join("|")} (constants included; nf4/int4/int8/fp8 are frozen)`, commands: WORKLOAD, defaultText: "from --precision" },
   { flags: "--kv-cache <format>", description: `inference: KV cache stored as ${KV_CACHE_FORMATS.join("|")}`, commands: WORKLOAD, defaultText: "the activations' dtype" },
   { flags: "--ep <n>", description: "expert parallelism: a mixture of experts' experts sharded over n of the --gpus", commands: WORKLOAD, defaultText: "1" },
@@ -104,6 +106,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--calibrate <b1,b2>", description: "with --exec: the two batches whose peaks calibrate fixed + per-sample bytes", commands: ["batch"], parse: parseCalibration, defaultText: "1, then the largest batch the first peak proves safe" },
   { flags: "--run-timeout <duration>", description: "with --exec: kill a run's process group after this long, e.g. 90s, 30m", commands: TARGET, parse: (t) => parsePositiveDuration("--run-timeout", t), defaultText: "10m" },
   { flags: "--log-dir <dir>", description: "with --exec: where each run's stdout and stderr are kept", commands: TARGET, defaultText: "a new temporary directory, printed" },
+  // vramfit trace: the model PyTorch runs (python/vramfit_trace), and where the trace goes
+  { flags: "--hf-config <file>", description: "a Hugging Face config.json of any model_type the installed transformers knows (built without weights)", commands: ["trace"] },
+  { flags: "--torchvision <name>", description: "a torchvision.models name, e.g. resnet50, vit_b_16", commands: ["trace"] },
+  { flags: "--timm <name>", description: "a timm model name", commands: ["trace"] },
+  { flags: "--torch <file.py:function>", description: "your own model: FUNCTION(batch) returns it and its step (examples/trace-own-model.py)", commands: ["trace"] },
+  { flags: "--gpu <id>", description: "the target, a catalog GPU: its compute capability picks the attention kernel PyTorch would run", commands: ["trace"], defaultText: "compute capability 9.0 (H100)" },
+  { flags: "--out <file>", description: "where to write the trace (read it back with --trace FILE)", commands: ["trace"], defaultText: "stdout" },
+  { flags: "--python <path>", description: "the Python that runs the tracer: it needs torch (and transformers, timm or torchvision for those models)", commands: ["trace"], defaultText: "python3" },
   // Output
   { flags: "--json", description: "JSON on stdout, for scripts", commands: ["info", "batch", "check", "plan", "models", "gpus"] },
 ];

@@ -16,7 +16,7 @@ export const TRACE_MAX_EVENTS = 10_000_000;
 export const TRACE_SOURCES = ["hf-config", "torchvision", "timm", "torch"] as const;
 export const ATTENTION_KERNELS = ["flash", "efficient", "cudnn", "math"] as const;
 /** What the trace cannot see and vramfit charges (docs/trace-format.md, `charged`). */
-export const CHARGED_FIELDS = ["cublasWorkspaceBytes", "cublasLtWorkspaceBytes", "contextBytes"] as const;
+export const CHARGED_FIELDS = ["cublasWorkspaceBytes", "cublasWorkspaces", "cublasLtWorkspaceBytes", "contextBytes"] as const;
 
 /** One event of the step, in execution order: a storage appears (`alloc`) or dies (`free`). */
 export type TraceEvent =

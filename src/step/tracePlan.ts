@@ -14,9 +14,10 @@ import type { StepTrace } from "./traceFile.js";
  *
  * Phases are named `<trace phase> (traced) <op>` (`backward (traced) aten::mm`), so `plan
  * --timeline` folds them into the trace's own phases. The workspaces the trace cannot see
- * (`charged`: cuBLAS's and cuBLASLt's, which PyTorch takes from its caching allocator at the
- * first matmul and keeps) are allocated, live to the end, just before the step's first
- * allocation after the resident states.
+ * (`charged`: cuBLAS's — `cublasWorkspaces` of them, one per handle — and cuBLASLt's, which
+ * PyTorch takes from its caching allocator at a handle's first matmul and keeps) are allocated,
+ * live to the end, just before the step's first allocation after the resident states: early for
+ * the backward thread's, which errs on the safe side.
  */
 export function tracePlan(trace: StepTrace): MemoryPlan {
   const tensors: PlannedTensor[] = [];
@@ -67,7 +68,11 @@ export function tracePlan(trace: StepTrace): MemoryPlan {
 /** The workspaces the trace cannot see, as tensors of the step (category `workspace`, fixed bytes). */
 function workspaceCharges(trace: StepTrace): PlannedTensor[] {
   const charges: PlannedTensor[] = [];
-  if ((trace.charged.cublasWorkspaceBytes ?? 0) > 0) charges.push({ name: "charged.cublas_workspace", category: "workspace", fixedBytes: trace.charged.cublasWorkspaceBytes!, perSampleBytes: 0 });
+  // One cuBLAS workspace per handle and stream: training has two, the autograd engine's device thread has its own handle.
+  const workspaces = trace.charged.cublasWorkspaces ?? 1;
+  for (let i = 0; i < workspaces && (trace.charged.cublasWorkspaceBytes ?? 0) > 0; i++) {
+    charges.push({ name: `charged.cublas_workspace.${i}`, category: "workspace", fixedBytes: trace.charged.cublasWorkspaceBytes!, perSampleBytes: 0 });
+  }
   if ((trace.charged.cublasLtWorkspaceBytes ?? 0) > 0) charges.push({ name: "charged.cublaslt_workspace", category: "workspace", fixedBytes: trace.charged.cublasLtWorkspaceBytes!, perSampleBytes: 0 });
   return charges;
 }

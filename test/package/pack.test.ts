@@ -68,7 +68,7 @@ beforeAll(async () => {
 }, 180_000);
 
 describe("npm pack", () => {
-  it("holds only what users need: the library's dist (no source maps), types, the bundled CLI and its bin, native sources, the prebuild, README, LICENSE", () => {
+  it("holds only what users need: the library's dist (no source maps), types, the bundled CLI and its bin, native sources, the prebuild, the tracer (python/vramfit_trace), README, LICENSE", () => {
     const allowed = [
       /^dist\/(?!cli\/).+\.(js|d\.ts)$/,
       /^dist\/cli\/vramfit\.cjs$/,
@@ -76,10 +76,11 @@ describe("npm pack", () => {
       /^native\/.+\.(cc|h|map)$/,
       /^prebuilds\/[a-z0-9]+-[a-z0-9]+\/vramfit\.(node|json)$/,
       /^scripts\/(install|build-native)\.mjs$/,
+      /^python\/vramfit_trace\/[a-z_]+\.(py|cpp)$/,
       /^(CMakeLists\.txt|binding\.gyp|package\.json|README\.md|LICENSE)$/,
     ];
     expect(packedFiles.filter((f) => !allowed.some((pattern) => pattern.test(f)))).toEqual([]);
-    for (const f of ["dist/index.js", "dist/index.d.ts", "dist/cli/vramfit.cjs", "bin/package.json", "native/addon/module.cc", "CMakeLists.txt", "binding.gyp", "LICENSE", "README.md"]) {
+    for (const f of ["dist/index.js", "dist/index.d.ts", "dist/cli/vramfit.cjs", "bin/package.json", "native/addon/module.cc", "python/vramfit_trace/__main__.py", "python/vramfit_trace/fake_cuda.cpp", "CMakeLists.txt", "binding.gyp", "LICENSE", "README.md"]) {
       expect(packedFiles).toContain(f);
     }
     // Both prebuilds with what they need (their glibc floor is test/package/prebuilds.test.ts's).

@@ -131,7 +131,7 @@ describe("readStepTrace and tracePlan", () => {
     expect(bad((j) => j.events.push(["a", 1000, 512, 0, 0, "workspace", "aten::add"]))).toMatch(/: events\[\d+\]\[4\]: expected a phase ≥ 4 \(events are in execution order\), got 0$/);
     expect(bad((j) => j.events.push(["a", 1000, 512, 0, 5, "workspace", "aten::add"]))).toMatch(/: events\[\d+\]\[4\]: expected a whole number from 0 to 4, got 5$/);
     expect(bad((j) => j.events.push(["x", 1000]))).toMatch(/: events\[\d+\]: expected \["a", id, fixedBytes/);
-    expect(bad((j) => ((j.charged as Record<string, number>).cudnnWorkspaceBytes = 512))).toMatch(/: charged\.cudnnWorkspaceBytes: expected one of cublasWorkspaceBytes, cublasLtWorkspaceBytes, contextBytes/);
+    expect(bad((j) => ((j.charged as Record<string, number>).cudnnWorkspaceBytes = 512))).toMatch(/: charged\.cudnnWorkspaceBytes: expected one of cublasWorkspaceBytes, cublasWorkspaces, cublasLtWorkspaceBytes, contextBytes/);
     expect(bad((j) => (j.batches = [2, 2, 4]))).toMatch(/: batches: expected b1 < b2/);
     expect(bad((j) => (j.affine = false))).toMatch(/: batch: expected a whole number from 1/);
     expect(
