@@ -188,25 +188,28 @@ function commandTimes(runs) {
   // A bare environment, the same for all: no driver variables, nothing the CLI could pick up
   // (the simulated GPUs' rows add theirs).
   const bare = { PATH: process.env.PATH ?? "" };
-  const time = (argv, env) => {
+  const time = (argv, env, { allowUsageError = false } = {}) => {
     const started = performance.now();
     const run = spawnSync(process.execPath, argv, { env, encoding: "utf8", maxBuffer: 64 * MiB });
     const ms = performance.now() - started;
     // 1 is an answer (does not fit), not a failure.
-    if (run.status !== 0 && run.status !== 1) throw new Error(`${argv.join(" ")} exited ${run.status}: ${run.stderr}`);
-    return { ms, stdout: run.stdout, status: run.status };
+    if (run.status !== 0 && run.status !== 1 && !(allowUsageError && run.status === 2)) throw new Error(`${argv.join(" ")} exited ${run.status}: ${run.stderr}`);
+    return { ms, stdout: run.stdout, stderr: run.stderr, status: run.status };
   };
   const rows = commands.map((c) => ({ ...c, argv: [cli, ...c.args], envAll: { ...bare, ...c.env }, ms: [], nodeMs: [], ratios: [] }));
   // One unmeasured run of each fills the page cache and the CLI's code cache; then each run of a
   // command follows a run of `node -e 0`, and the commands take turns.
   time(["-e", "0"], bare);
   for (const row of rows) {
-    const first = time(row.argv, row.envAll);
+    const first = time(row.argv, row.envAll, { allowUsageError: true });
     row.status = first.status;
-    row.answer = row.args.includes("--json") ? summarize(JSON.parse(first.stdout)) : undefined;
+    // A build without the command's option (an older commit, benchmarked for comparison) exits 2: not timed.
+    if (first.status === 2) row.unsupported = first.stderr.trim();
+    else row.answer = row.args.includes("--json") ? summarize(JSON.parse(first.stdout)) : undefined;
   }
   for (let i = 0; i < runs; i += 1) {
     for (const row of rows) {
+      if (row.unsupported !== undefined) continue;
       const node = time(["-e", "0"], bare).ms;
       const ms = time(row.argv, row.envAll).ms;
       row.nodeMs.push(node);
@@ -214,7 +217,7 @@ function commandTimes(runs) {
       row.ratios.push(ms / node);
     }
   }
-  const out = rows.map((row) => ({
+  const out = rows.map((row) => row.unsupported !== undefined ? { id: row.id, command: `vramfit ${row.args.join(" ")}`, exitStatus: row.status, unsupported: row.unsupported } : ({
     id: row.id,
     command: `vramfit ${row.args.join(" ")}`,
     ...(row.env && { env: Object.entries(row.env).map(([k, v]) => `${k}=${k === "VRAMFIT_CUDA_LIBRARY" ? "build/Release/libcudasim.so" : v}`).join(" ") }),
@@ -229,8 +232,8 @@ function commandTimes(runs) {
     ...(row.goal && { goal: row.goal }),
   }));
   for (const row of out) {
-    if (row.goal === undefined) continue;
-    const base = row.goal.of === undefined ? undefined : out.find((r) => r.id === row.goal.of);
+    if (row.goal === undefined || row.unsupported !== undefined) continue;
+    const base = row.goal.of === undefined ? undefined : out.find((r) => r.id === row.goal.of && r.unsupported === undefined);
     if (row.goal.of !== undefined && base === undefined) continue; // not run (--quick)
     row.goalText = row.goal.ms !== undefined ? `≤ ${row.goal.ms} ms` : base ? `≤ ${row.goal.ratio}× ${base.id}` : `≤ ${row.goal.ratio}× node -e 0`;
     row.measured = row.goal.ms !== undefined ? row.medianMs : base ? round(row.medianMs / base.medianMs, 2) : row.ratio;
@@ -486,7 +489,7 @@ function renderTables(r) {
   if (r.commands) {
     const c = r.commands;
     out.push(`\nthe CLI per command: ${c.runs} runs each, every one right after a run of node -e 0; ratio = median of the paired ratios\n`);
-    out.push(table(["command", "median ms", "node -e 0 ms", "× node -e 0", "goal", "measured", "met"], c.rows.map((x) => [
+    out.push(table(["command", "median ms", "node -e 0 ms", "× node -e 0", "goal", "measured", "met"], c.rows.map((x) => x.unsupported !== undefined ? [x.command, `not run: exit ${x.exitStatus}`, "-", "-", "-", "-", "-"] : [
       `${x.env ? `${x.env.replace(/CUDASIM_DEVICES=.*/, `CUDASIM_DEVICES=<${x.note}>`)} ` : ""}${x.command}`,
       x.medianMs,
       x.nodeMedianMs,

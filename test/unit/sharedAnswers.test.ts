@@ -1,0 +1,63 @@
+// Sharing and caching change no answer: every preset on every catalog GPU, asked the way the CLI asks
+// (one shared plan, checked once, its replays and answers remembered), against the same question
+// asked with nothing shared or cached (a plan object no cache has seen).
+import { describe, expect, it } from "vitest";
+import { gpusFit } from "../../src/advice/gpusFit.js";
+import { GPU_CATALOG } from "../../src/devices/catalog.js";
+import { findMaxBatch, type BatchResult } from "../../src/index.js";
+import type { MemoryPlan } from "../../src/plan/memoryPlan.js";
+import { sharedPlan } from "../../src/plan/planCache.js";
+import type { RunSetup } from "../../src/plan/setup.js";
+import { listPresets, presetWorkload } from "../../src/workload/presets.js";
+
+/**
+ * The same plan as a new object all the way down: every cache is keyed by the identity of the plan
+ * or of its tensor list (validation, the step's order, phase totals, replays, answers), so this one
+ * starts from nothing.
+ */
+function unshared(plan: MemoryPlan): MemoryPlan {
+  return structuredClone(plan);
+}
+
+/** An answer without its clock. */
+function answer(result: BatchResult): Omit<BatchResult, "elapsedMs"> {
+  const { elapsedMs: _, ...rest } = result;
+  return rest;
+}
+
+describe("shared plans and remembered answers", () => {
+  it("answer every preset × catalog GPU as a plan asked afresh does", async () => {
+    let compared = 0;
+    for (const preset of listPresets()) {
+      const setup: RunSetup = preset.kind === "cnn" ? { mode: "train", precision: "fp32", optimizer: "momentum" } : { mode: "train", precision: "amp", optimizer: "adamw" };
+      const workload = presetWorkload(preset.name)!;
+      const plan = sharedPlan(workload, setup);
+      // The CLI's way: the one plan for every target, after gpus --fit has answered for each GPU.
+      const rows = await gpusFit(workload, setup);
+      expect(sharedPlan(workload, setup)).toBe(plan); // asked again: the same object, not rebuilt
+      for (const gpu of GPU_CATALOG) {
+        const shared = await findMaxBatch(plan, { gpu: gpu.id });
+        const fresh = await findMaxBatch(unshared(plan), { gpu: gpu.id });
+        expect(answer(shared), `${preset.name} on ${gpu.id}`).toEqual(answer(fresh));
+        expect(rows.find((r) => r.id === gpu.id)?.batchSize, `${preset.name} on ${gpu.id}, gpus --fit`).toBe(fresh.batchSize);
+        compared += 1;
+      }
+    }
+    expect(compared).toBe(listPresets().length * GPU_CATALOG.length);
+  }, 120_000);
+
+  it("share a step between setups only when its tensors are equal, and keep each setup's description", () => {
+    const workload = presetWorkload("resnet50")!;
+    const base: RunSetup = { mode: "train", precision: "amp", optimizer: "adamw" };
+    // Without ZeRO, 2 and 64 data-parallel GPUs hold the same tensors (DDP's buckets do not grow with the count).
+    const two = sharedPlan(workload, { ...base, gpus: 2 });
+    const many = sharedPlan(workload, { ...base, gpus: 64 });
+    expect(many.tensors).toBe(two.tensors);
+    expect(many.description).toContain("64 GPUs");
+    expect(two.description).toContain("2 GPUs");
+    // One GPU has no buckets: a step of its own.
+    const one = sharedPlan(workload, base);
+    expect(one.tensors).not.toBe(two.tensors);
+    expect(one.tensors.length).toBeLessThan(two.tensors.length);
+  });
+});
