@@ -298,7 +298,7 @@ async function singleChanges(request: AdviceRequest, reaches: (setup: RunSetup) 
     if (!arch.vision && seq > 64) {
       // Multiples of 64 below the current length; the largest that reaches the target, else half.
       const lengths = Array.from({ length: Math.floor((seq - 1) / 64) }, (_, i) => 64 * (i + 1)).reverse();
-      const fits = await firstPassing(lengths, (length) => reaches({ ...setup, seq: length }));
+      const fits = await firstPassing(lengths, (length) => reaches({ ...setup, seq: length }), { lastFirst: true });
       const shorter = fits ?? Math.max(64, Math.floor(seq / 2 / 64) * 64);
       add("seq", `--seq ${shorter}`, { seq: shorter }, COSTS.seq(shorter));
     }

@@ -27,11 +27,13 @@ export interface Budget {
  * change they chose), every identical device and every catalog GPU of the same size asks it
  * again, and `gpus --fit` asks it of every data-parallel count whose step is the same.
  */
-const measured = new WeakMap<readonly PlannedTensor[], Map<string, { batchSize: number; bytesAtBatch: number }>>();
+const measured = new WeakMap<readonly PlannedTensor[], Map<string, Promise<{ batchSize: number; bytesAtBatch: number }>>>();
 
 /**
  * The analytic largest batch of a plan on a budget, and the bytes it needs at `batch`. Advice and
- * `gpus --fit` make hundreds of these: each first gives a signal its chance (`checkpoint`).
+ * `gpus --fit` make hundreds of these: each first gives a signal its chance (`checkpoint`). An
+ * answer being measured is shared too (identical devices' advice runs at once); one that failed
+ * (an interruption) is forgotten.
  */
 export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: number, signal?: AbortSignal): Promise<{ batchSize: number; bytesAtBatch: number }> {
   await checkpoint(signal);
@@ -40,19 +42,31 @@ export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: n
   const key = JSON.stringify([phasesOf(plan).length, budget.budgetBytes, budget.allocator, budget.maxBatch ?? null, batch]);
   const known = answers.get(key);
   if (known !== undefined) return known;
-  const { batchSize } = await analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch, signal);
-  await checkpoint(signal); // each replay of a deep model's step takes a while
-  const bytesAtBatch = bytesWithin(plan, batch, budget.allocator, budget.budgetBytes);
-  await checkpoint(signal); // and so does the next plan the caller builds
-  const answer = { batchSize, bytesAtBatch };
+  const answer = (async () => {
+    const { batchSize } = await analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch, signal);
+    await checkpoint(signal); // each replay of a deep model's step takes a while
+    const bytesAtBatch = bytesWithin(plan, batch, budget.allocator, budget.budgetBytes);
+    await checkpoint(signal); // and so does the next plan the caller builds
+    return { batchSize, bytesAtBatch };
+  })();
   answers.set(key, answer);
+  answer.catch(() => answers.delete(key));
   return answer;
 }
 
-/** The first value of an ascending list that passes a monotone test (false … false true … true), or undefined. */
-export async function firstPassing<T>(values: readonly T[], pass: (value: T) => Promise<boolean> | boolean): Promise<T | undefined> {
+/**
+ * The first value of an ascending list that passes a monotone test (false … false true … true),
+ * or undefined. With `lastFirst` the last value is tried first: when it fails nothing passes,
+ * found with one test instead of log2(n) (the common case where a change cannot help at all, such
+ * as a shorter sequence for a model whose weights alone do not fit); one test more otherwise.
+ */
+export async function firstPassing<T>(values: readonly T[], pass: (value: T) => Promise<boolean> | boolean, { lastFirst = false } = {}): Promise<T | undefined> {
   let low = 0;
   let high = values.length; // the answer's index lies in [low, high]; high = none
+  if (lastFirst && high > 0) {
+    if (!(await pass(values[high - 1]!))) return undefined;
+    high -= 1;
+  }
   while (low < high) {
     const middle = low + Math.floor((high - low) / 2);
     if (await pass(values[middle]!)) high = middle;

@@ -14,7 +14,7 @@ import { allocConfLine, jobLimits, reserveText } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { renderTable } from "./table.js";
 import { resolveCliTargets } from "./targets.js";
-import { adviceFields, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
+import { adviceFields, allAdvice, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
 import { TRACED_ADVICE, answersOnlyAtItsBatch, isTraced, planFromOptions } from "./workloadOptions.js";
 
 /** A batch answer's JSON: the library's result, the host side of --offload, and advice below --min-batch. */
@@ -56,6 +56,7 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
     const host = checkHost(plan, hostMemory);
     const wanted = options.minBatch ?? 1;
     const rows: (BatchReport | FailedDevice)[] = [];
+    const advising: Promise<unknown>[] = [];
     for (const [i, outcome] of outcomes.entries()) {
       if (!outcome.ok) {
         rows.push(failedDevice(targets[i]!, outcome.error));
@@ -73,10 +74,11 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
           ...(targets[i]!.kind === "device" && { access }),
           ...(io.signal !== undefined && { signal: io.signal }),
         };
-        Object.assign(report, await adviceFields(planned, targets[i]!, r, wanted, adviceOptions, targetLabel(r.device), r.batchSize));
+        advising.push(adviceFields(planned, targets[i]!, r, wanted, adviceOptions, targetLabel(r.device), r.batchSize).then((fields) => Object.assign(report, fields)));
       }
       rows.push(report);
     }
+    await allAdvice(advising);
 
     if (options.json) {
       const json = rows.map((r) => ("error" in r ? r : (({ adviceText: _, ...rest }) => rest)(r)));

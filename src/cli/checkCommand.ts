@@ -13,7 +13,7 @@ import { writeJson, type Io } from "./io.js";
 import { allocConfLine, jobLimits, type JobOptions } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { resolveCliTargets, type TargetOptions } from "./targets.js";
-import { adviceFields, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
+import { adviceFields, allAdvice, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
 import { TRACED_ADVICE, answersOnlyAtItsBatch, isTraced, planFromOptions, type Planned, type WorkloadOptions } from "./workloadOptions.js";
 
 export interface CheckOptions extends WorkloadOptions, TargetOptions, JobOptions {
@@ -70,6 +70,7 @@ export async function checkCommand(options: CheckOptions, io: Io): Promise<numbe
     const hostMemory = hostBudget(options.hostMemory);
     const host = checkHost(plan, hostMemory);
     const rows: (CheckReport | FailedDevice)[] = [];
+    const advising: Promise<unknown>[] = [];
     for (const [i, outcome] of outcomes.entries()) {
       if (!outcome.ok) {
         rows.push(failedDevice(targets[i]!, outcome.error));
@@ -86,10 +87,11 @@ export async function checkCommand(options: CheckOptions, io: Io): Promise<numbe
           ...(targets[i]!.kind === "device" && { access }),
           ...(io.signal !== undefined && { signal: io.signal }),
         };
-        Object.assign(report, await adviceFields(planned, targets[i]!, r, batch, adviceOptions, where(r)));
+        advising.push(adviceFields(planned, targets[i]!, r, batch, adviceOptions, where(r)).then((fields) => Object.assign(report, fields)));
       }
       rows.push(report);
     }
+    await allAdvice(advising);
 
     if (options.json) {
       const json = rows.map((r) => ("error" in r ? r : (({ adviceText: _, ...rest }) => rest)(r)));

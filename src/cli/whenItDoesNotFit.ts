@@ -117,6 +117,17 @@ export async function adviceFields(
   return { advice: advice.items, adviceSummary: advice.summary, adviceText: renderAdvice(advice, where) };
 }
 
+/**
+ * Runs every target's advice at once (identical devices probe in parallel, and share what the
+ * model measured: src/advice/scaleOut.ts), waits for all of them, then fails with the first
+ * failure in target order, as running them one after another would have.
+ */
+export async function allAdvice(work: readonly Promise<unknown>[]): Promise<void> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed !== undefined) throw failed.reason;
+}
+
 /** The advice as people read it: a heading naming the target and the goal, then one row per change. */
 export function renderAdvice(report: AdviceReport, where: string): string {
   const heading = `advice    to fit batch ${report.targetBatch} on ${where} (max batch now ${report.fromBatchSize}): ${report.summary}`;
