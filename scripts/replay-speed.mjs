@@ -9,15 +9,28 @@
 // forces the out-of-memory path, and ResNet-152's training step (5,926 events) at batch 64.
 // --root another checkout (e.g. an older main) times its replay the same way: where that build
 // has no replayAtCapacity, its cachingAllocatorSegments (no capacity) is timed.
+//   node scripts/replay-speed.mjs --cli --against DIR [--runs N]
+// times the whole `vramfit batch --model resnet152` (no GPU: four catalog GPUs answered
+// analytically) of this checkout and of the checkout DIR, interleaved: the process's CPU time
+// (user + system, read at exit), medians.
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
-  options: { runs: { type: "string", default: "15" }, root: { type: "string", default: here }, json: { type: "boolean", default: false }, worker: { type: "string" } },
+  options: {
+    runs: { type: "string", default: "15" },
+    root: { type: "string", default: here },
+    json: { type: "boolean", default: false },
+    worker: { type: "string" },
+    capacity: { type: "string" },
+    cli: { type: "boolean", default: false },
+    against: { type: "string" },
+  },
 });
 const root = resolve(args.root);
 const CASES = ["random10k", "random10k-pressure", "resnet152", "resnet152-pressure"];
@@ -63,19 +76,20 @@ async function worker(name) {
   if (name.startsWith("random10k")) trace = randomTrace();
   else {
     const { buildPlan } = await import(pathToFileURL(resolve(root, "dist/plan/buildPlan.js")).href);
-    const { allocationTrace } = await import(pathToFileURL(resolve(root, "dist/plan/memoryPlan.js")).href);
+    // The trace moved from plan/memoryPlan.js to step/allocationTrace.js: an older build has it in the first.
+    const { allocationTrace } = await import(pathToFileURL(resolve(root, "dist/step/allocationTrace.js")).href).catch(() => import(pathToFileURL(resolve(root, "dist/plan/memoryPlan.js")).href));
     const { presetWorkload } = await import(pathToFileURL(resolve(root, "dist/workload/presets.js")).href);
     trace = allocationTrace(buildPlan(presetWorkload("resnet152"), { mode: "train", precision: "amp", optimizer: "adamw" }), 64);
   }
   const pressure = name.endsWith("-pressure");
-  if (pressure && allocator.replayAtCapacity === undefined) return { name, skipped: "no capacity in this build" };
-  // The capacity between the blocks' peak and the unconstrained segments' peak: the cache must be freed to go on.
-  let capacity = Number.POSITIVE_INFINITY;
-  if (pressure) {
-    // Measured in a throwaway replay of a copy: the timed replay below is still the process's first of this trace.
-    const probe = allocator.replayAtCapacity({ order: trace.order.slice(), bytes: trace.bytes.slice() });
-    capacity = Math.round((probe.allocatedPeakBytes + probe.reservedPeakBytes) / 2);
+  if ((pressure || args.capacity === "measure") && allocator.replayAtCapacity === undefined) return { name, skipped: "no capacity in this build" };
+  if (args.capacity === "measure") {
+    // For the parent: the capacity between the blocks' peak and the unconstrained segments' peak,
+    // where the cache must be freed to go on (measured here, so the timed process replays once).
+    const probe = allocator.replayAtCapacity(trace);
+    return { name, capacity: Math.round((probe.allocatedPeakBytes + probe.reservedPeakBytes) / 2) };
   }
+  const capacity = pressure ? Number(args.capacity) : Number.POSITIVE_INFINITY;
   const replay = allocator.replayAtCapacity ?? ((t) => allocator.cachingAllocatorSegments(t));
   threadCpuNs(); // the file opened once before timing
   const started = process.hrtime.bigint();
@@ -93,7 +107,32 @@ async function worker(name) {
   return { name, events, micros, processMicros, wallMicros, ...(result.fits !== undefined && { fits: result.fits, cudaFrees: result.cudaFrees, allocRetries: result.allocRetries }) };
 }
 
-if (args.worker !== undefined) {
+/** CPU seconds of `vramfit batch --model resnet152` run from `checkout`, read by a preloaded exit hook. */
+function cliCpu(checkout, preload) {
+  const env = { PATH: process.env.PATH ?? "", VRAMFIT_CUDA_LIBRARY: "/nonexistent/libcuda.so.1" };
+  const child = spawnSync(process.execPath, ["--require", preload, resolve(checkout, "bin/vramfit.js"), "batch", "--model", "resnet152"], { encoding: "utf8", env });
+  const line = /^cpu-us (\d+)$/m.exec(child.stderr);
+  if (line === null) throw new Error(`${checkout}: no CPU figure (status ${child.status}): ${child.stderr}`);
+  return Number(line[1]) / 1e6;
+}
+
+if (args.cli) {
+  if (args.against === undefined) throw new Error("--cli needs --against DIR (the checkout to compare with)");
+  const dir = mkdtempSync(resolve(tmpdir(), "replay-speed-"));
+  const preload = resolve(dir, "cpu.cjs");
+  writeFileSync(preload, 'process.on("exit", () => { const u = process.cpuUsage(); process.stderr.write(`\\ncpu-us ${u.user + u.system}\\n`); });\n');
+  const checkouts = [resolve(args.against), root];
+  const seconds = checkouts.map(() => []);
+  try {
+    for (let run = 0; run < Number(args.runs); run++) checkouts.forEach((c, i) => seconds[i].push(cliCpu(c, preload)));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const rows = checkouts.map((c, i) => ({ checkout: c, runs: seconds[i].length, medianCpuSeconds: median(seconds[i]) }));
+  if (args.json) process.stdout.write(`${JSON.stringify({ node: process.version, command: "vramfit batch --model resnet152", rows }, null, 2)}\n`);
+  else for (const r of rows) console.log(`vramfit batch --model resnet152  ${r.checkout}  CPU median ${r.medianCpuSeconds.toFixed(3)} s over ${r.runs} runs`);
+} else if (args.worker !== undefined) {
   process.stdout.write(`${JSON.stringify(await worker(args.worker))}\n`);
 } else {
   const runs = Number(args.runs);
@@ -102,8 +141,18 @@ if (args.worker !== undefined) {
     const samples = [];
     const walls = [];
     let last;
+    const worker = (extra) => {
+      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", root, ...extra], { encoding: "utf8" });
+      if (child.status !== 0) throw new Error(`${name}: ${child.stderr}`);
+      return JSON.parse(child.stdout);
+    };
+    let capacity = [];
+    if (name.endsWith("-pressure")) {
+      const measured = worker(["--capacity", "measure"]);
+      capacity = measured.capacity === undefined ? [] : ["--capacity", String(measured.capacity)];
+    }
     for (let run = 0; run < runs; run++) {
-      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", root], { encoding: "utf8" });
+      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", root, ...capacity], { encoding: "utf8" });
       if (child.status !== 0) throw new Error(`${name}: ${child.stderr}`);
       last = JSON.parse(child.stdout);
       if (last.skipped !== undefined) break;
