@@ -92,6 +92,31 @@ def answer_torch_cuda(capability):
     torch.cuda.get_device_capability = lambda device=None: (major, minor)
     # bf16 needs sm_80 (torch/cuda/__init__.py is_bf16_supported); below it autocast refuses bf16 as CUDA would.
     torch.cuda.is_bf16_supported = lambda including_emulation=True: major >= 8
+    claim_cuda_kernels()
+
+
+_library = None
+
+
+def claim_cuda_kernels():
+    """Ops with a CPU kernel and a CompositeImplicitAutograd one (silu_backward, mish_backward): with no CUDA kernel
+    registered, the CPU build's dispatcher sends CUDA tensors through the composite decomposition (sigmoid, fill_, sub_,
+    mul: temporaries a GPU's single kernel never makes). A CUDA kernel registered for each restores the op as the GPU
+    sees it; it never runs, FakeTensorMode answers first (the Python key)."""
+    global _library
+    import torch
+
+    if _library is not None or not is_cpu_build():
+        return
+    _library = torch.library.Library("aten", "IMPL")
+
+    def never(*_args, **_kwargs):
+        raise RuntimeError("vramfit's fake CUDA device runs no kernels (only fake tensors reach CUDA)")
+
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    for op in torch._C._dispatch_get_all_op_names():
+        if op.startswith("aten::") and has(op, "CPU") and has(op, "CompositeImplicitAutograd") and not has(op, "CUDA"):
+            _library.impl(op[len("aten::"):], never, "CUDA")
 
 
 
@@ -100,9 +125,22 @@ def fake_mode():
     would, since torch.cuda.is_available() now says yes; `avoid_device_init` is its own switch for a missing device."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
+    import torch
+
+    local_scalar = torch.ops.aten._local_scalar_dense.default
+
     class FakeCudaTensorMode(FakeTensorMode):
         @property
         def avoid_device_init(self):
             return True
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            # A Python value read from a device tensor (`if mask.all():`, `.item()`): a real step reads the data,
+            # fake tensors have none (but for constants: Adam's step count). The traced batch is synthetic (no padding, every mask all-true), so a bool reads
+            # True, as it would on the GPU; a number reads 0 (a count that shapes tensors makes the trace non-affine,
+            # which the fit then reports).
+            if func is local_scalar and getattr(args[0], "constant", None) is None:  # constants answer themselves
+                return True if args[0].dtype == torch.bool else 0
+            return super().__torch_dispatch__(func, types, args, kwargs)
 
     return FakeCudaTensorMode(allow_non_fake_inputs=True)

@@ -15,8 +15,12 @@ def import_transformers():
     import_torchvision()  # transformers imports it where it is installed
     try:
         import transformers  # noqa: F401
+        import transformers.utils.import_utils as import_utils
     except ImportError:
         raise missing("transformers", "transformers") from None
+    # transformers skips its data-dependent checks (is the mask all-true?) on fake tensors; a real step makes them,
+    # and their temporaries are part of the step: fake_cuda.fake_mode() answers them as the synthetic batch would.
+    import_utils.is_fake_tensor = lambda tensor: False
     return transformers
 
 
@@ -58,12 +62,14 @@ def text_config(config):
     return config.get_text_config() if hasattr(config, "get_text_config") else config
 
 
-def build(path, options, dtype):
-    """The model on the meta device (no memory, no initialisation), with its step's inputs and loss."""
+def build(path, options, dtype, init_device="meta"):
+    """The model on the meta device (no memory, no initialisation; "cpu" for a real step), with its inputs and loss."""
     transformers = import_transformers()
+    from transformers.loss.loss_utils import LOSS_MAPPING
+
     config = read_config(path, "sdpa" if options.attention == "sdpa" else "eager")
     auto, kind = head_class(config)
-    with torch.device("meta"):
+    with torch.device(init_device):
         model = auto.from_config(config, dtype=dtype)
     text = text_config(config)
     vocab = getattr(text, "vocab_size", None)
@@ -93,10 +99,14 @@ def build(path, options, dtype):
     def loss(output, inputs):
         logits = output.logits if hasattr(output, "logits") else output.last_hidden_state
         labels = inputs["labels"]
-        if kind in ("causal", "masked", "image"):
-            # The loss the model computes itself when given labels (PreTrainedModel.loss_function), outside its forward
-            # so that vramfit can tell the loss's memory from the forward's.
-            return model.loss_function(logits=logits, labels=labels, vocab_size=vocab, config=config)
+        # The loss the model computes itself when given labels (transformers/loss/loss_utils.py), called outside its
+        # forward so that the trace tells the loss's memory from the forward's.
+        if kind == "image":
+            return LOSS_MAPPING["ForImageClassification"](labels=labels, pooled_logits=logits, config=config)
+        if kind == "causal":
+            return LOSS_MAPPING["ForCausalLM"](logits=logits, labels=labels, vocab_size=vocab)
+        if kind == "masked":
+            return LOSS_MAPPING["ForMaskedLM"](logits=logits, labels=labels, vocab_size=vocab)
         if kind == "seq2seq":
             return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100)
         return logits.float().mean()

@@ -33,6 +33,7 @@ class Recorder(TorchDispatchMode):
         self.live_comparable = 0
         self.next_id = 0
         self.recording = False  # the traced step has begun
+        self.depth = 0  # ops nested in the op being run
         # What counts as live for the boundary series: this recorder's own count, or a measured one (the CPU shim).
         self.live_bytes = live_bytes or (lambda: self.live_comparable)
 
@@ -63,9 +64,19 @@ class Recorder(TorchDispatchMode):
         self.events.append(["f", ident, self.phase, self.op])
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.namespace == "prim":  # metadata queries (prim::device) that fake tensors route through dispatch
+            return func(*args, **(kwargs or {}))
+        if self.depth:
+            # Inside another op: a fake kernel decomposed it (silu_backward into sigmoid, fill_, sub_, mul); the GPU
+            # runs one kernel, so only the outer op's outputs are allocations.
+            return func(*args, **(kwargs or {}))
         name = func.overloadpacket.__name__
         self.op = "aten::" + name
-        out = func(*args, **(kwargs or {}))
+        self.depth += 1
+        try:
+            out = func(*args, **(kwargs or {}))
+        finally:
+            self.depth -= 1
         for t in tree_flatten(out)[0]:
             self.track(t, self.op)
         # An in-place op (`x.resize_`, `set_`) may swap a tensor's storage: its arguments are looked at too.

@@ -7,14 +7,15 @@ from .workload import materialize
 DTYPES = {"fp32": torch.float32, "amp": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
-def resolve(options):
+def resolve(options, real=False):
     """(build(device) -> Workload, environment extras). The model is made once on the meta device; each build gives
-    it fresh (fake) parameters on the device, so the batches traced share nothing."""
+    it fresh (fake) parameters on the device, so the batches traced share nothing. `real`: made and initialised on
+    the CPU instead, for a real step (the tests' reference), where buffers' values matter (position ids)."""
     dtype = DTYPES[options.precision]
     if options.hf_config:
         from . import hf_source
 
-        workload, _kind = hf_source.build(options.hf_config, options, dtype)
+        workload, _kind = hf_source.build(options.hf_config, options, dtype, "cpu" if real else "meta")
     elif options.torchvision or options.timm:
         from . import vision_source
 
@@ -39,7 +40,7 @@ def resolve(options):
         fresh = copy.copy(workload)
         with unset_fake_temporarily():  # a meta copy, made outside the fake mode that materialize() then fills
             model = copy.deepcopy(meta_model)
-        fresh.model = materialize(model, device, None)
+        fresh.model = model.to(device) if real else materialize(model, device, None)
         return fresh
 
     return build, workload.environment
