@@ -42,6 +42,16 @@ const examples = {
   ].join("\n"),
 };
 
+// A trace vramfit wrote (test/fixtures/trace/SOURCES.md has the command): the README shows the command that made it, then the answer from it.
+const traceFixture = "test/fixtures/trace/llama-3.2-1b.trace.json";
+examples["trace-example"] = [
+  "```console",
+  "$ vramfit trace --hf-config llama-3.2-1b/config.json --seq 1024 --precision bf16 --gpu H100-80GB --out step.json",
+  "$ vramfit batch --trace step.json --gpu H100-80GB",
+  vramfit(["batch", "--trace", traceFixture, "--gpu", "H100-80GB"]).text,
+  "```",
+].join("\n");
+
 const adviceArgs = ["check", "--model", "llama-2-13b", "--mode", "train", "--precision", "amp", "--optimizer", "adamw", "--seq", "2048", "--batch", "4", "--gpu", "A100-80GB", "--host-memory", "256GiB"];
 examples["advice-example"] = ["```console", `$ vramfit ${adviceArgs.join(" ")}`, vramfit(adviceArgs).text, "```"].join("\n");
 

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { findMaxBatch, planTrace } from "../../src/index.js";
 import { deviceAllocations } from "../../src/fit/allocator.js";
+import { readmeBlock } from "../../scripts/readme-library-example.mjs";
 import { root, runCli, runJson, simulatedGpus } from "./runCli.js";
 
 const TRACE = join(root, "test/fixtures/trace/hand-made.json");
@@ -81,6 +82,16 @@ describe("--trace FILE as a workload", () => {
     writeFileSync(badFile, JSON.stringify(bad));
     await refused(["batch", "--trace", badFile, "--gpu", "A10"], `${badFile}: events[3][5]: expected one of parameters, gradients,`);
     await refused(["batch", "--trace", join(scratch, "missing.json"), "--gpu", "A10"], "--trace: expected a readable JSON file (ENOENT)");
+  });
+
+  it("the README's trace example is vramfit's answer for the trace vramfit wrote (regenerate: node scripts/readme-examples.mjs)", async () => {
+    const block = readmeBlock(readFileSync(join(root, "README.md"), "utf8"), "trace-example").split("\n");
+    expect(block[0]).toMatch(/^\$ vramfit trace --hf-config \S+ --seq 1024 --precision bf16 --gpu H100-80GB --out step\.json$/);
+    expect(block[1]).toBe("$ vramfit batch --trace step.json --gpu H100-80GB");
+    // test/fixtures/trace/SOURCES.md: the file `vramfit trace` wrote with the options above.
+    const run = await runCli(["batch", "--trace", join(root, "test/fixtures/trace/llama-3.2-1b.trace.json"), "--gpu", "H100-80GB"]);
+    const withoutTime = (text: string) => text.replace(/\s+[\d.]+ m?s$/gm, "");
+    expect(withoutTime(run.stdout.trimEnd())).toBe(withoutTime(block.slice(2).join("\n")));
   });
 
   it("a trace whose events did not line up answers at its one batch only", async () => {
