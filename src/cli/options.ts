@@ -71,6 +71,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--capacity-factor <c>", description: "MoE: token slots per expert over its even share (padded buffers)", commands: WORKLOAD, defaultText: "1 (dropless)" },
   { flags: "--ddp-bucket-view", description: "training over --gpus without ZeRO: DDP's gradient_as_bucket_view (no second copy of the gradients)", commands: WORKLOAD },
   { flags: "--resident-encoders", description: "diffusion UNet (sd2.1-unet): its frozen text encoder and VAE also on the GPU", commands: WORKLOAD },
+  { flags: "--compute-capability <x.y>", description: "the target GPU's compute capability: PyTorch's cuBLAS workspace and attention kernel depend on it", commands: WORKLOAD, defaultText: "the --gpu's, else 9.0" },
+  { flags: "--hf-loss <kind>", description: "Hugging Face causal-LM loss: current (transformers ≥ 4.46: labels shifted, logits upcast once) | legacy (a shifted copy of the logits)", commands: WORKLOAD, defaultText: "current" },
+  { flags: "--lora-dropout <p>", description: "PEFT's lora_dropout: each adapter keeps its dropped input and mask", commands: WORKLOAD, defaultText: "0 (PEFT's default)" },
+  { flags: "--grad-accum <n>", description: "micro-batches summed into .grad before each optimizer step (every gradient live all step)", commands: WORKLOAD, defaultText: "1" },
+  { flags: "--zero-grad <kind>", description: "zero_grad(set_to_none=True) frees the gradients (none) or keeps them zeroed (zeros)", commands: WORKLOAD, defaultText: "none" },
   { flags: "--gpus-per-node <n>", description: "GPUs sharing one host's memory (for --offload)", commands: WORKLOAD, defaultText: "all of --gpus × --tp" },
   // check and plan
   { flags: "--batch <n>", description: "the batch size to check", commands: ["check"], parse: (t) => parseCount("--batch", t) },

@@ -13,6 +13,7 @@ import { resolveWorkload, type ParsedFile } from "../workload/resolveWorkload.js
 import type { Workload } from "../workload/workload.js";
 import { LIMITS, jsonTextDepth } from "../workload/limits.js";
 import { readInputFile } from "./inputFile.js";
+import { findGpu } from "../devices/catalog.js";
 
 export interface WorkloadOptions extends SetupOptions {
   model?: string;
@@ -118,6 +119,21 @@ async function readJsonFile(option: string, path: string, signal?: AbortSignal, 
 }
 
 /**
+ * A catalog target (`--gpu`) decides the compute capability the plan's kernels and workspaces are
+ * chosen for, unless `--compute-capability` says otherwise; an unknown id is left for the target's
+ * own error.
+ */
+function withTargetCapability(options: WorkloadOptions): WorkloadOptions {
+  const gpu = (options as { gpu?: unknown }).gpu;
+  if (options.computeCapability !== undefined || typeof gpu !== "string") return options;
+  try {
+    return { ...options, computeCapability: findGpu(gpu).computeCapability };
+  } catch {
+    return options;
+  }
+}
+
+/**
  * The workload, its run setup and its plan, from the command's options: files read within the
  * limits (and abandoned when `signal` aborts), options that do not apply refused, every byte count
  * of the plan checked to stay exact. With `--trace FILE`, the traced step instead.
@@ -138,7 +154,7 @@ export async function plannedFromOptions(options: WorkloadOptions, signal?: Abor
     ...(options.fixed !== undefined && { fixed: options.fixed }),
   });
   await checkpoint(signal);
-  const setup = parseSetup(options);
+  const setup = parseSetup(withTargetCapability(options));
   checkSetupApplies(workload, setup);
   // The same object advice and every target ask for again (one plan per question).
   const plan = sharedPlan(workload, setup);

@@ -1,4 +1,6 @@
 // Turns a workload and a run setup into the MemoryPlan that both evaluators use.
+import { blasWorkspaceTensors } from "./blasWorkspace.js";
+import { computeCapabilityOf } from "./computeCapability.js";
 import { bytesPerParameter, shardBytes, zeroShards } from "./bytesPerParameter.js";
 import { cnnPlan } from "./cnnPlan.js";
 import { withCommunication } from "./dataParallel.js";
@@ -20,7 +22,18 @@ import type { AffineWorkload, Workload } from "../workload/workload.js";
 export function buildPlan(workload: Workload, setup: RunSetup): MemoryPlan {
   checkOffload(setup);
   const resolved = resolveSetup(setup);
-  return withCommunication(modelPlan(workload, resolved), resolved);
+  return withCommunication(withBlasWorkspaces(modelPlan(workload, resolved), workload, resolved), resolved);
+}
+
+/**
+ * A layered model's matmuls run on cuBLAS, whose workspaces PyTorch takes from its caching
+ * allocator (src/plan/blasWorkspace.ts). A raw `--params` workload has no ops to say so: its
+ * fixed bytes are the user's.
+ */
+function withBlasWorkspaces(plan: MemoryPlan, workload: Workload, setup: ResolvedSetup): MemoryPlan {
+  if (workload.kind === "affine") return plan;
+  // Listed first: taken at the first matmul, before the step's activations (and kept from the previous step).
+  return { ...plan, tensors: [...blasWorkspaceTensors(computeCapabilityOf(setup), setup.mode === "train"), ...plan.tensors] };
 }
 
 function modelPlan(workload: Workload, resolved: ResolvedSetup): MemoryPlan {

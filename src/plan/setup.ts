@@ -7,6 +7,7 @@ import { OPTIMIZERS, PRECISIONS, ZERO_STAGES, type Optimizer, type Precision, ty
 import { assumedModelDefaults, checkModelSetupRules, describeModelSetup, parseModelSetup, type ModelSetup, type ModelSetupOptions } from "./modelSetup.js";
 import { OFFLOAD_KINDS, offloads, type Offload } from "./offload.js";
 import { OPTIMIZER_IMPLS, optimizerTemporaries, type OptimizerImpl } from "./optimizerStep.js";
+import { checkStepSetupRules, describeStepSetup, parseStepSetup, type StepSetup, type StepSetupOptions } from "./stepSetup.js";
 
 export const MODES = ["train", "infer"] as const;
 export type Mode = (typeof MODES)[number];
@@ -19,7 +20,7 @@ export type Checkpointing = (typeof CHECKPOINTING)[number];
 export const ATTENTION_KINDS = ["eager", "flash"] as const;
 export type AttentionKind = (typeof ATTENTION_KINDS)[number];
 
-export interface RunSetup extends ModelSetup {
+export interface RunSetup extends ModelSetup, StepSetup {
   mode: Mode;
   precision: Precision;
   optimizer: Optimizer;
@@ -66,7 +67,7 @@ export const SETUP_DEFAULTS = {
 } as const satisfies Partial<RunSetup>;
 
 /** A RunSetup with every optional field but seq/image/gpusPerNode and the model options (src/plan/modelSetup.ts) filled in. */
-export type ResolvedSetup = Required<Omit<RunSetup, "seq" | "image" | "gpusPerNode" | keyof ModelSetup>> & Pick<RunSetup, "seq" | "image" | "gpusPerNode"> & ModelSetup;
+export type ResolvedSetup = Required<Omit<RunSetup, "seq" | "image" | "gpusPerNode" | keyof ModelSetup | keyof StepSetup>> & Pick<RunSetup, "seq" | "image" | "gpusPerNode"> & ModelSetup & StepSetup;
 
 export function resolveSetup(setup: RunSetup): ResolvedSetup {
   return {
@@ -91,7 +92,7 @@ export function ranksPerHost(setup: RunSetup): number {
 }
 
 /** The run options as commander hands them over: strings (numbers from library callers), flags as booleans. */
-export interface SetupOptions extends ModelSetupOptions {
+export interface SetupOptions extends ModelSetupOptions, StepSetupOptions {
   mode?: string;
   precision?: string;
   optimizer?: string;
@@ -153,6 +154,7 @@ export function parseSetup(options: SetupOptions): RunSetup {
   if (options.offload !== undefined) setup.offload = oneOf("--offload", options.offload, OFFLOAD_KINDS);
   if (options.gpusPerNode !== undefined) setup.gpusPerNode = parseCount("--gpus-per-node", options.gpusPerNode, 1, gpus);
   parseModelSetup(options, setup);
+  parseStepSetup(options, setup);
 
   checkSetupRules(setup, options);
   return setup;
@@ -181,6 +183,7 @@ export function checkSetupRules(setup: RunSetup, given: { zero?: unknown; genera
   }
   checkOffload(setup);
   checkModelSetupRules(setup);
+  checkStepSetupRules(setup);
 }
 
 /**
@@ -221,7 +224,7 @@ export function describeSetup(setup: RunSetup, options: { transformer?: boolean 
   if (transformer) parts.push(`tp ${s.tp}${s.sequenceParallel ? " with sequence parallelism" : ""}`);
   if (s.mode === "infer" && transformer) parts.push(`generate ${s.generatedTokens}`);
   if (s.offload !== "none") parts.push(`offload ${s.offload}`);
-  parts.push(...describeModelSetup(s));
+  parts.push(...describeModelSetup(s), ...describeStepSetup(s));
   return parts.join(", ");
 }
 

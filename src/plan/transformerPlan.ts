@@ -132,6 +132,7 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
     imageSize,
     ...tensorParallelWidths(workload, setup.tp),
     ...(setup.lora !== undefined && { lora: setup.lora }),
+    loraDropout: setup.loraDropout ?? 0,
     capacityFactor: setup.capacityFactor ?? 1,
   };
   const groups = transformerStateGroups(arch, setup);

@@ -26,6 +26,8 @@ export interface Shape {
   imageSize: number;
   /** LoRA adapters on a frozen model: a frozen linear layer saves nothing for backward. */
   lora?: LoraSetup;
+  /** PEFT's `lora_dropout` on each adapter's input (0: `nn.Identity`, nothing kept). */
+  loraDropout: number;
   /** A mixture of experts' capacity factor (src/plan/moe.ts). */
   capacityFactor: number;
 }
@@ -144,19 +146,22 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
   if (arch.finalNorm) x = norm(head, "head.norm", x, "head.input", "head");
   if (embeddingLocals.length > 0) tape.hold(...embeddingLocals);
   const labels = arch.head === "lm" ? ids : tape.input("inputs.labels", perSample(8));
-  const crossEntropy = (logits: number, rows: number, classes: number) => {
-    // log_softmax saves its fp32 output; nll_loss the labels (an input). Under amp the logits are
-    // upcast to fp32 first (autocast runs log_softmax in fp32).
+  /**
+   * Cross-entropy as `F.cross_entropy` runs it: log_softmax saves its fp32 output, nll_loss the
+   * labels it reads (`target`) and its total weight. Logits in 16 bits are upcast to fp32 first
+   * (transformers' `logits.float()`; under CUDA autocast log_softmax runs in fp32 as well).
+   */
+  const crossEntropy = (logits: number, rows: number, classes: number, target: number) => {
     let input = logits;
     if (e !== 4) input = tape.op(loss, "upcast", [logits], [{ name: "loss.logits_fp32", size: perSample(4 * rows * classes) }])[0]!;
     const [logSoftmax] = tape.op(loss, "log_softmax", [input], [{ name: "loss.log_softmax", size: perSample(4 * rows * classes) }]);
     tape.ops.at(-1)!.saves.push(logSoftmax!);
     // nll_loss returns the loss and its total weight (a scalar it saves).
-    const [, totalWeight] = tape.op(loss, "nll_loss", [logSoftmax!, labels], [
+    const [, totalWeight] = tape.op(loss, "nll_loss", [logSoftmax!, target], [
       { name: "loss.value", size: fixed(4) },
       { name: "loss.total_weight", size: fixed(4), requiresGrad: false },
     ]);
-    tape.ops.at(-1)!.saves.push(labels, totalWeight!);
+    tape.ops.at(-1)!.saves.push(target, totalWeight!);
   };
   const vocab = Math.ceil(arch.vocabSize / shape.tp);
   switch (arch.head) {
@@ -166,11 +171,20 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
         saves: shape.lora === undefined ? [x] : [],
         groups: [arch.tieEmbeddings ? "embeddings" : "head"],
       });
-      // Hugging Face shifts the logits and the labels by one token with copies, kept until the model returns.
-      const [shifted] = tape.views(loss, "shift_logits", logits!, [perSample(e * (s - 1) * vocab)]);
-      const [copy] = tape.op(loss, "shift_logits_copy", [shifted!], [{ name: "loss.shift_logits", size: perSample(e * (s - 1) * vocab), heldToLoss: true }], { passGradient: true });
-      tape.op(loss, "shift_labels_copy", [], [{ name: "loss.shift_labels", size: perSample(8 * (s - 1)), requiresGrad: false, heldToLoss: true }]);
-      crossEntropy(copy!, s - 1, vocab);
+      if (setup.hfLoss === "legacy") {
+        // transformers < 4.46 shifts the logits and the labels by one token with copies, kept until the model returns.
+        const [shifted] = tape.views(loss, "shift_logits", logits!, [perSample(e * (s - 1) * vocab)]);
+        const [copy] = tape.op(loss, "shift_logits_copy", [shifted!], [{ name: "loss.shift_logits", size: perSample(e * (s - 1) * vocab), heldToLoss: true }], { passGradient: true });
+        tape.op(loss, "shift_labels_copy", [], [{ name: "loss.shift_labels", size: perSample(8 * (s - 1)), requiresGrad: false, heldToLoss: true }]);
+        crossEntropy(copy!, s - 1, vocab, labels);
+      } else {
+        // transformers ≥ 4.46 (ForCausalLMLoss, transformers 5.18 loss/loss_utils.py lines 58-70):
+        // `logits.float()` once, the labels padded by one `ignore_index` and shifted
+        // (`pad(labels, (0, 1))[..., 1:].contiguous()`), every position's logits into the loss.
+        const [padded] = tape.op(loss, "pad_labels", [], [{ name: "loss.padded_labels", size: perSample(8 * (s + 1)), requiresGrad: false }]);
+        const [shiftLabels] = tape.op(loss, "shift_labels_copy", [padded!], [{ name: "loss.shift_labels", size: perSample(8 * s), requiresGrad: false }]);
+        crossEntropy(logits!, s, vocab, shiftLabels!);
+      }
       break;
     }
     case "pooler":
@@ -189,7 +203,7 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
       if (arch.classes > 0) {
         if (arch.head === "pooler") out = dropout(head, "head", out, perSample(e * h), "head.classifier.input", arch.dropout, perSample(h));
         const [logits] = tape.op(head, "classifier", [out], [{ name: "head.logits", size: perSample(e * arch.classes) }], { saves: [out], groups: ["head"] });
-        crossEntropy(logits!, 1, arch.classes);
+        crossEntropy(logits!, 1, arch.classes, labels);
       } else {
         tape.op(loss, "sum", [out], [{ name: "loss.value", size: fixed(4) }]);
       }
@@ -225,7 +239,20 @@ function linearOp(tape: TrainingTape, shape: Shape, stage: number, p: string, na
   }
   const [base] = tape.op(stage, opName, [input], [{ name: `${p}.lora.${name}.base_output`, size: output.size }], { groups: [p], trains: false });
   const r = shape.lora!.rank * adapter.copies;
-  const [a] = tape.op(stage, `lora.${name}.a`, [input], [{ name: `${p}.lora.${name}.a_output`, size: perSample(shape.e * shape.s * r) }], { saves: [input], groups: [p] });
+  // PEFT's `lora_B(lora_A(dropout(x)))` (peft 0.21 tuners/lora/layer.py, Linear.forward): with
+  // lora_dropout > 0 each adapter drops its own copy of x (native_dropout: the output and a
+  // 1-byte mask), and A saves the dropped copy instead of x.
+  let adapterInput = input;
+  if (shape.loraDropout > 0) {
+    const width = adapter.inFeatures * shape.s;
+    const [dropped, mask] = tape.op(stage, `lora.${name}.dropout`, [input], [
+      { name: `${p}.lora.${name}.dropout_output`, size: perSample(shape.e * width) },
+      { name: `${p}.lora.${name}.dropout_mask`, size: perSample(width), requiresGrad: false },
+    ]);
+    tape.ops.at(-1)!.saves.push(mask!);
+    adapterInput = dropped!;
+  }
+  const [a] = tape.op(stage, `lora.${name}.a`, [adapterInput], [{ name: `${p}.lora.${name}.a_output`, size: perSample(shape.e * shape.s * r) }], { saves: [adapterInput], groups: [p] });
   const [b] = tape.op(stage, `lora.${name}.b`, [a!], [{ name: `${p}.lora.${name}.b_output`, size: output.size }], { saves: [a!], groups: [p] });
   const [scaled] = tape.op(stage, `lora.${name}.scale`, [b!], [{ name: `${p}.lora.${name}.scaled`, size: output.size }]);
   return tape.op(stage, `lora.${name}.add`, [base!, scaled!], [output], { passGradient: true })[0]!;

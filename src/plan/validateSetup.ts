@@ -7,13 +7,15 @@ import { validateWorkload } from "../workload/validateWorkload.js";
 import { checkSetupApplies } from "./applicability.js";
 import { OPTIMIZERS, PRECISIONS, ZERO_STAGES } from "./bytesPerParameter.js";
 import { MAX_CAPACITY_FACTOR, MODEL_SETUP_FIELDS, MODEL_SETUP_OPTION_FIELDS } from "./modelSetup.js";
+import { HF_LOSSES, MAX_GRAD_ACCUM, STEP_SETUP_FIELDS, STEP_SETUP_OPTION_FIELDS, ZERO_GRAD_KINDS } from "./stepSetup.js";
+import { parseComputeCapability } from "./computeCapability.js";
 import { OFFLOAD_KINDS } from "./offload.js";
 import { OPTIMIZER_IMPLS } from "./optimizerStep.js";
 import { KV_CACHE_FORMATS, WEIGHT_FORMATS } from "./quantization.js";
 import { ATTENTION_KINDS, CHECKPOINTING, MODES, checkSetupRules, type RunSetup, type SetupOptions } from "./setup.js";
 
 /** Every field of RunSetup; the type below fails to compile when one is added and not listed here. */
-const RUN_SETUP_FIELDS = ["mode", "precision", "optimizer", "optimizerImpl", "seq", "image", "checkpointing", "attention", "zeroStage", "gpus", "tp", "sequenceParallel", "generatedTokens", "offload", "gpusPerNode", ...MODEL_SETUP_FIELDS] as const;
+const RUN_SETUP_FIELDS = ["mode", "precision", "optimizer", "optimizerImpl", "seq", "image", "checkpointing", "attention", "zeroStage", "gpus", "tp", "sequenceParallel", "generatedTokens", "offload", "gpusPerNode", ...MODEL_SETUP_FIELDS, ...STEP_SETUP_FIELDS] as const;
 type Unlisted = Exclude<keyof RunSetup, (typeof RUN_SETUP_FIELDS)[number]>;
 const everyFieldListed: [Unlisted] extends [never] ? true : Unlisted = true;
 void everyFieldListed;
@@ -61,6 +63,16 @@ export function validateSetup(value: unknown, label = "setup"): asserts value is
     capacityFactor: (l, v) => {
       if (typeof v !== "number" || !(v >= 1 && v <= MAX_CAPACITY_FACTOR)) throw invalidArgument(l, shown(v), `a number from 1 to ${MAX_CAPACITY_FACTOR}`);
     },
+    computeCapability: (l, v) => {
+      if (typeof v !== "string") throw invalidArgument(l, shown(v), "a string such as \"9.0\"");
+      parseComputeCapability(l, v);
+    },
+    hfLoss: (l, v) => oneOf(l, v, HF_LOSSES),
+    loraDropout: (l, v) => {
+      if (typeof v !== "number" || !(v >= 0 && v < 1)) throw invalidArgument(l, shown(v), "a probability from 0 to below 1");
+    },
+    gradAccum: (l, v) => void integer(l, v, 1, MAX_GRAD_ACCUM, "micro-batches"),
+    zeroGrad: (l, v) => oneOf(l, v, ZERO_GRAD_KINDS),
   });
   checkSetupRules(setup as unknown as RunSetup);
 }
@@ -73,7 +85,7 @@ export function validatePlanMemory(workload: unknown, setup: unknown): void {
 }
 
 /** Every field of SetupOptions; the type below fails to compile when one is added and not listed here. */
-export const SETUP_OPTION_FIELDS = ["mode", "precision", "optimizer", "optimizerImpl", "seq", "image", "checkpointing", "attention", "zero", "gpus", "tp", "sequenceParallel", "generate", "offload", "gpusPerNode", ...MODEL_SETUP_OPTION_FIELDS] as const;
+export const SETUP_OPTION_FIELDS = ["mode", "precision", "optimizer", "optimizerImpl", "seq", "image", "checkpointing", "attention", "zero", "gpus", "tp", "sequenceParallel", "generate", "offload", "gpusPerNode", ...MODEL_SETUP_OPTION_FIELDS, ...STEP_SETUP_OPTION_FIELDS] as const;
 type UnlistedOption = Exclude<keyof SetupOptions, (typeof SETUP_OPTION_FIELDS)[number]>;
 const everyOptionListed: [UnlistedOption] extends [never] ? true : UnlistedOption = true;
 void everyOptionListed;
@@ -82,8 +94,8 @@ void everyOptionListed;
 export function validateSetupOptions(value: unknown): void {
   const options = object("options", value);
   rejectUnknown("options", options, SETUP_OPTION_FIELDS);
-  for (const key of ["mode", "precision", "optimizer", "optimizerImpl", "attention", "offload", "loraTargets", "weights", "kvCache"]) if (options[key] !== undefined) string(`options.${key}`, options[key]);
-  for (const key of ["seq", "image", "zero", "gpus", "tp", "generate", "gpusPerNode", "loraRank", "ep", "capacityFactor"]) {
+  for (const key of ["mode", "precision", "optimizer", "optimizerImpl", "attention", "offload", "loraTargets", "weights", "kvCache", "hfLoss", "zeroGrad"]) if (options[key] !== undefined) string(`options.${key}`, options[key]);
+  for (const key of ["seq", "image", "zero", "gpus", "tp", "generate", "gpusPerNode", "loraRank", "ep", "capacityFactor", "computeCapability", "loraDropout", "gradAccum"]) {
     const v = options[key];
     if (v !== undefined && typeof v !== "string" && typeof v !== "number") throw invalidArgument(`options.${key}`, shown(v), "a string or a number");
   }

@@ -58,8 +58,9 @@ describe("findMaxSeq", () => {
       return planAt(seq);
     };
     await analyticMaxSeq(counted, 4, 20 * GiB, SEGMENTS_ONLY);
-    // Two plans for the seed's line (1024 and 2048 tokens), then the seed, its neighbour and, when
-    // the tensors' 2 MiB pages put the answer one token off the line, one more.
-    expect(evaluations).toBeLessThanOrEqual(5);
+    // Two plans for the seed's line (1024 and 2048 tokens), then the seed and a search near it: the
+    // allocator's segments (cuBLAS's workspace among them since issue 21) put the answer a few
+    // tokens below the line (27 MiB at 20 GiB), found by galloping down and bisecting.
+    expect(evaluations).toBeLessThanOrEqual(16);
   });
 });

@@ -62,11 +62,17 @@ describe("activations per layer: Korthikanti et al. 2022, Table 2 (b = 1)", () =
 describe("activations outside the layers (Korthikanti et al. 2022, §4.3)", () => {
   test("output: final norm and projection inputs plus fp32 log-probabilities, 4sbh(1 + v/h); embedding dropout mask sbh", () => {
     const plan = buildPlan(gpt3, korthikanti);
-    // The paper's 4sbh·v/h of fp32 logits is what log_softmax saves, here over the s − 1 positions
-    // Hugging Face keeps after shifting the labels; the final norm also saves its statistics.
+    // The paper's 4sbh·v/h of fp32 logits is what log_softmax saves, over all s positions: today's
+    // Hugging Face loss (transformers ≥ 4.46) pads and shifts the labels, not the logits; the
+    // final norm also saves its statistics.
     const output = perSampleOf(plan, "head.") + perSampleOf(plan, "loss.log_softmax");
-    expect(output).toBe(4 * s * h * (1 + v / h) - 4 * v + 2 * 4 * s);
+    expect(output).toBe(4 * s * h * (1 + v / h) + 2 * 4 * s);
     expect(perSampleOf(plan, "embeddings.")).toBe(s * h);
+    // transformers < 4.46 shifted a copy of the logits: s − 1 positions, and the copy itself.
+    const legacy = buildPlan(gpt3, { ...korthikanti, hfLoss: "legacy" });
+    expect(perSampleOf(legacy, "head.") + perSampleOf(legacy, "loss.log_softmax")).toBe(4 * s * h * (1 + v / h) - 4 * v + 2 * 4 * s);
+    expect(perSampleOf(legacy, "loss.shift_logits")).toBe(2 * (s - 1) * v);
+    expect(perSampleOf(plan, "loss.shift_logits")).toBe(0);
   });
 });
 

@@ -1,0 +1,58 @@
+// The step options (src/plan/stepSetup.ts): how each changes what the step holds, and their one-line errors.
+import { describe, expect, test } from "vitest";
+import { buildPlan } from "../../src/plan/buildPlan.js";
+import { peakBytes, phaseBytes, phasesOf, type MemoryPlan } from "../../src/plan/memoryPlan.js";
+import { parseSetup } from "../../src/plan/setup.js";
+import { presetWorkload } from "../../src/workload/presets.js";
+
+const llama = presetWorkload("llama-2-7b")!;
+const s = 512;
+const h = 4096;
+const named = (plan: MemoryPlan, name: string) => plan.tensors.filter((t) => t.name === name);
+
+describe("--lora-dropout (PEFT's lora_dropout: lora_B(lora_A(dropout(x))))", () => {
+  const base = { seq: s, loraRank: 8, precision: "bf16", attention: "flash" };
+  test("each adapted projection drops its own copy of its input and keeps a 1-byte mask; A saves the dropped copy", () => {
+    const plan = buildPlan(llama, parseSetup({ ...base, loraDropout: "0.05" }));
+    for (const proj of ["q", "v"]) {
+      expect(named(plan, `layers.0.lora.${proj}.dropout_output`).map((t) => [t.perSampleBytes, t.category])).toEqual([[2 * s * h, "activations"]]);
+      expect(named(plan, `layers.0.lora.${proj}.dropout_mask`).map((t) => t.perSampleBytes)).toEqual([s * h]);
+    }
+    // Without dropout (PEFT's default, nn.Identity) there is no copy. With it, each layer keeps two
+    // dropped copies and masks (2 × 3 bytes × s·h) but no longer the norm's output that q's and v's
+    // A saved (2 bytes × s·h): 4·s·h bytes a layer and sample more at the end of forward.
+    const none = buildPlan(llama, parseSetup(base));
+    expect(none.tensors.some((t) => t.name.includes("dropout"))).toBe(false);
+    expect(peakBytes(plan, 4) - peakBytes(none, 4)).toBe(32 * 4 * s * h * 4);
+  });
+
+  test("is checked", () => {
+    expect(() => parseSetup({ ...base, loraDropout: "1" })).toThrow(/--lora-dropout: .*probability/);
+    expect(() => parseSetup({ ...base, loraDropout: "-0.1" })).toThrow(/--lora-dropout/);
+    expect(() => parseSetup({ seq: s, loraDropout: "0.1" })).toThrow(/--lora-dropout: .*--lora-rank/);
+  });
+});
+
+describe("--hf-loss (transformers' causal-LM loss)", () => {
+  test("current (≥ 4.46): fp32 logits of every position, no shifted copy; legacy: a 16-bit copy of s − 1 positions", () => {
+    const current = buildPlan(llama, parseSetup({ seq: s, precision: "bf16" }));
+    const legacy = buildPlan(llama, parseSetup({ seq: s, precision: "bf16", hfLoss: "legacy" }));
+    const V = 32000;
+    expect(named(current, "loss.log_softmax")[0]!.perSampleBytes).toBe(4 * s * V);
+    expect(named(current, "loss.logits_fp32")[0]!.perSampleBytes).toBe(4 * s * V);
+    expect(named(current, "loss.shift_logits")).toEqual([]);
+    expect(named(legacy, "loss.shift_logits")[0]!.perSampleBytes).toBe(2 * (s - 1) * V);
+    expect(named(legacy, "loss.log_softmax")[0]!.perSampleBytes).toBe(4 * (s - 1) * V);
+    // In the loss's forward the copy is live beside the logits (GPT-2: 50,257 × 1024 × 2 B a sample);
+    // it is gone before backward, where both peak alike.
+    const gpt2 = presetWorkload("gpt2")!;
+    const atLoss = (plan: MemoryPlan) => {
+      const live = phaseBytes(plan, 8);
+      return Math.max(...phasesOf(plan).map((phase, i) => (phase.startsWith("forward loss") ? live[i]! : 0)));
+    };
+    const gpt2Current = buildPlan(gpt2, parseSetup({ seq: 1024, precision: "bf16" }));
+    const gpt2Legacy = buildPlan(gpt2, parseSetup({ seq: 1024, precision: "bf16", hfLoss: "legacy" }));
+    expect(atLoss(gpt2Legacy) - atLoss(gpt2Current)).toBeGreaterThan(8 * 2 * 1023 * 50257 * 0.9);
+    expect(() => parseSetup({ hfLoss: "old" })).toThrow(/--hf-loss: expected one of current, legacy/);
+  });
+});
