@@ -10,6 +10,7 @@ import { hostStateTensors } from "./modelStates.js";
 import { optimizerTemporaries } from "./optimizerStep.js";
 import { TrainingPhases } from "./stepPhases.js";
 import { offloads } from "./offload.js";
+import { gradientsLiveAllStep } from "./stepSetup.js";
 import { checkOffload, resolveSetup, type ResolvedSetup, type RunSetup } from "./setup.js";
 import { transformerPlan } from "./transformerPlan.js";
 import { unetPlan } from "./unetPlan.js";
@@ -76,7 +77,8 @@ function affinePlan(workload: AffineWorkload, setup: ResolvedSetup): MemoryPlan 
   const tensors: PlannedTensor[] = [fixed("parameters", "parameters", shardBytes(n * perParameter.parameters, shards.parameters))];
   const offloaded = training && offloads(setup.offload).optimizer;
   if (step !== undefined && !offloaded) {
-    tensors.push({ ...fixed("gradients", "gradients", shardBytes(n * perParameter.gradients, shards.gradients)), ...step.gradient(0) });
+    // Accumulated or zeroed-not-freed gradients are live the whole step (src/plan/stepSetup.ts).
+    tensors.push({ ...fixed("gradients", "gradients", shardBytes(n * perParameter.gradients, shards.gradients)), ...(gradientsLiveAllStep(setup) ? {} : step.gradient(0)) });
     tensors.push(fixed("optimizer states", "optimizerStates", shardBytes(n * perParameter.optimizerStates, shards.optimizerStates)));
     const stateBytes = setup.precision === "fp16" || setup.precision === "bf16" ? 2 : 4;
     for (const t of optimizerTemporaries(setup.optimizer, setup.optimizerImpl, stateBytes)) {

@@ -4,6 +4,7 @@ import type { HostPlan, PlannedTensor } from "./memoryPlan.js";
 import { hostOptimizerStates, offloads } from "./offload.js";
 import { optimizerTemporaries } from "./optimizerStep.js";
 import { ranksPerHost, type ResolvedSetup } from "./setup.js";
+import { gradientsLiveAllStep } from "./stepSetup.js";
 import type { TrainingPhases } from "./stepPhases.js";
 
 /** Where the model states sit on a training step's timeline. */
@@ -93,6 +94,10 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
   const tensors: PlannedTensor[] = [];
   let largestGroup = 0;
   let largestTrainable = 0;
+  // Gradients summed over micro-batches (--grad-accum N) or zeroed rather than freed
+  // (`zero_grad(set_to_none=False)`, --zero-grad zeros) are live the whole step: the micro-batches
+  // after the first run their forward and backward beside them.
+  const kept = gradientsLiveAllStep(setup);
   for (const group of groups) {
     const n = parametersPerRank(group, setup.tp);
     largestGroup = Math.max(largestGroup, n);
@@ -104,8 +109,16 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
     if (!training || offload.optimizer || group.frozen) continue;
     for (const grads of stateTensors(group, "grads", "gradients", weight, shardBytes(n * weight, groupShards.gradients), perTensor && groupShards.gradients === 1)) {
       if (step !== undefined) {
-        grads.firstPhase = step.gradientStarts.get(group.stage ?? group.name) ?? step.phases.backward(0);
-        grads.lastPhase = step.phases.optimizerStep;
+        const produced = step.gradientStarts.get(group.stage ?? group.name) ?? step.phases.backward(0);
+        if (kept) {
+          // Already there when backward makes this micro-batch's gradient: autograd's AccumulateGrad
+          // adds the new one in place (`variable_grad += new_grad`, torch/csrc/autograd/functions/
+          // accumulate_grad.h), so both exist while that parameter's backward runs.
+          tensors.push({ ...grads, name: `${grads.name}.incoming`, category: "workspace", firstPhase: produced, lastPhase: produced });
+        } else {
+          grads.firstPhase = produced;
+          grads.lastPhase = step.phases.optimizerStep;
+        }
       }
       tensors.push(grads);
     }

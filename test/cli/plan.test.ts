@@ -64,7 +64,8 @@ describe("vramfit plan", () => {
   });
 
   it("--timeline: every phase of the step, the breakdown taken in the peak one; GPT-2 peaks at its loss", async () => {
-    const args = ["plan", "--model", "gpt2", "--precision", "fp32", "--optimizer", "adam", "--attention", "eager", "--batch", "8"];
+    // transformers < 4.46's loss (--hf-loss legacy): a shifted copy of the logits beside them.
+    const args = ["plan", "--model", "gpt2", "--precision", "fp32", "--optimizer", "adam", "--attention", "eager", "--batch", "8", "--hf-loss", "legacy"];
     const run = await runJson<PlanJson>([...args, "--timeline"]);
     expect(run.status).toBe(0);
     const timeline = run.json.timeline!;
@@ -82,6 +83,10 @@ describe("vramfit plan", () => {
     const text = await runCli([...args, "--timeline"]);
     expect(text.stdout).toMatch(/^forward loss\s+nll_loss\s+[\d.]+ GiB\s+█+\s+◀ peak$/m);
     expect(text.stdout).toMatch(/^peak {6}in forward loss nll_loss$/m);
+    // Today's loss has no copy: the peak moves to log_softmax's backward (nll_loss's fp32 gradient and its own), 1.5 GiB lower.
+    const current = await runJson<PlanJson>(args.slice(0, -2));
+    expect(current.json.peakPhase).toBe("backward loss log_softmax");
+    expect(run.json.totalBytes - current.json.totalBytes).toBeGreaterThan(2 ** 30);
   });
 
   it("eager attention adds the s² scores that flash attention never stores", async () => {

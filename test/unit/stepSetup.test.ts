@@ -56,3 +56,33 @@ describe("--hf-loss (transformers' causal-LM loss)", () => {
     expect(() => parseSetup({ hfLoss: "old" })).toThrow(/--hf-loss: expected one of current, legacy/);
   });
 });
+
+describe("--grad-accum N and --zero-grad zeros: gradients that stay alive", () => {
+  const bert = presetWorkload("bert-base")!;
+  const setup = { seq: 512, precision: "fp32", optimizer: "adamw" };
+  const gradientBytes = (plan: MemoryPlan) => plan.tensors.filter((t) => t.category === "gradients").reduce((sum, t) => sum + t.fixedBytes, 0);
+  test.each([[{ gradAccum: "4" }], [{ zeroGrad: "zeros" }]])("%o: every gradient is live from the first phase to the last, and each parameter's new gradient is added in place", (extra) => {
+    const plain = buildPlan(bert, parseSetup(setup));
+    const kept = buildPlan(bert, parseSetup({ ...setup, ...extra }));
+    const grads = kept.tensors.filter((t) => t.category === "gradients");
+    expect(grads.length).toBeGreaterThan(10);
+    expect(grads.every((t) => t.firstPhase === undefined && t.lastPhase === undefined)).toBe(true);
+    expect(gradientBytes(kept)).toBe(gradientBytes(plain));
+    // In forward nothing but the gradients differs: 4 bytes × BERT-base's 109,482,240 parameters (plus the allocator's rounding per tensor).
+    const first = (plan: MemoryPlan) => phaseBytes(plan, 8)[0]!;
+    expect(first(kept) - first(plain)).toBe(gradientBytes(plain));
+    expect(gradientBytes(plain)).toBeGreaterThanOrEqual(4 * 109_482_240);
+    // Backward adds each new gradient into the kept one: a transient of the same size where the group's gradient is made.
+    expect(kept.tensors.filter((t) => t.name.endsWith(".grads.incoming")).every((t) => t.firstPhase === t.lastPhase && t.firstPhase !== undefined)).toBe(true);
+    expect(peakBytes(kept, 8)).toBeGreaterThan(peakBytes(plain, 8));
+  });
+
+  test("a raw workload's gradients too; both are training options", () => {
+    const raw = { kind: "affine", parameterCount: 1e9, perSampleBytes: 2 ** 20, fixedBytes: 0 } as const;
+    const grads = buildPlan(raw, parseSetup({ gradAccum: "8" })).tensors.find((t) => t.name === "gradients")!;
+    expect([grads.firstPhase, grads.lastPhase]).toEqual([undefined, undefined]);
+    expect(() => parseSetup({ mode: "infer", gradAccum: "2" })).toThrow(/--grad-accum: .*--mode train/);
+    expect(() => parseSetup({ gradAccum: "0" })).toThrow(/--grad-accum/);
+    expect(() => parseSetup({ zeroGrad: "false" })).toThrow(/--zero-grad: expected one of none, zeros/);
+  });
+});
