@@ -55,6 +55,8 @@ export interface PlanReport {
   fixedBytes: number;
   perSampleBytes: number;
   tensorCount: number;
+  /** The attention kernel every transformer layer is planned with (`--attention`, or SDPA's choice); absent without attention. */
+  attentionKernel?: string;
   /** Named parts of the breakdown (frozen weights, adapters, dequantization buffer, …), unrounded like its categories; empty when none applies. */
   highlights: PlanHighlight[];
   /** Host memory of offloaded states on one node (`--offload`; 0 without), not rounded. */
@@ -95,6 +97,7 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     ...(options.timeline && { timeline: planTimeline(plan, batch) }),
     ...planTotals(plan),
     tensorCount: plan.tensors.length,
+    ...(plan.attentionKernel !== undefined && { attentionKernel: plan.attentionKernel }),
     highlights: planHighlights(plan, batch),
     hostBytes: hostBytes(plan),
     host: (({ parameters, gradients, optimizerStates }) => ({ parameters, gradients, optimizerStates, ranks: plan.host?.ranks ?? 0 }))(hostBytesByCategory(plan)),
@@ -130,6 +133,7 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
   rows.push(["total", formatBytes(report.totalBytes), `at batch ${batch}`, ""]);
   io.out(renderTable(["category", "bytes", "", "share"], rows));
   if (phasesOf(plan).length > 1) io.out(`peak      in ${report.peakPhase}`);
+  if (plan.attentionKernel !== undefined) io.out(`attention ${plan.attentionKernel} in every layer${options.attention === undefined || options.attention === "sdpa" ? " (PyTorch SDPA's choice for this dtype, head size and GPU; --attention names one)" : ""}`);
   if (report.highlights.length > 0) {
     io.out(`\n${renderTable(["of which", "bytes", ""], report.highlights.map((h) => [h.part, formatBytes(h.bytes), h.detail]))}`);
   }

@@ -1,4 +1,4 @@
-// The parts of a plan worth naming beside its categories: frozen weights, adapters, dequantization, experts, communication.
+// The parts of a plan worth naming beside its categories: frozen weights, adapters, autocast's copies, workspaces, dequantization, communication.
 import { isLive, peakPhase, tensorBytes, type MemoryPlan, type PlannedTensor } from "./memoryPlan.js";
 
 /** One named part of a plan and its bytes at the peak phase for a batch size. */
@@ -40,6 +40,18 @@ const PARTS: { part: string; detail: string; applies: (plan: MemoryPlan) => bool
     detail: "each communicator's protocol buffers (assumed 16 channels)",
     applies: () => true,
     matches: (t) => t.name.startsWith("nccl."),
+  },
+  {
+    part: "autocast weight copies",
+    detail: "each layer's 16-bit weights, cast in forward, kept by autocast's cache and autograd until its backward",
+    applies: () => true,
+    matches: (t) => t.name.startsWith("autocast."),
+  },
+  {
+    part: "cuBLAS workspaces",
+    detail: "one per thread that runs matmuls (forward, autograd's backward), from the caching allocator",
+    applies: () => true,
+    matches: (t) => t.name.startsWith("cublas.workspace"),
   },
   {
     part: "dequantization buffer",

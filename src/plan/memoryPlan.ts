@@ -46,6 +46,8 @@ export interface MemoryPlan {
   tensors: PlannedTensor[];
   /** Host memory of offloaded model states (`--offload`); absent when nothing is offloaded. */
   host?: HostPlan;
+  /** The attention kernel every transformer layer is planned with (src/plan/attentionKernel.ts); absent without attention. */
+  attentionKernel?: "eager" | "cudnn" | "flash" | "efficient" | "math";
 }
 
 /** Offloaded states in host memory: one rank's tensors (fixed bytes), and how many ranks share the host. */

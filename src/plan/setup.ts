@@ -16,8 +16,13 @@ export type Mode = (typeof MODES)[number];
 export const CHECKPOINTING = ["none", "selective", "full"] as const;
 export type Checkpointing = (typeof CHECKPOINTING)[number];
 
-/** `eager`: the attention matrix is materialized and saved; `flash`: fused (FlashAttention / SDPA), no s² tensor. */
-export const ATTENTION_KINDS = ["eager", "flash"] as const;
+/**
+ * `sdpa`: PyTorch's scaled_dot_product_attention picks the kernel by dtype, grouped-query attention,
+ * mask, head size and the target's compute capability (src/plan/attentionKernel.ts), as transformers
+ * ≥ 4.36 runs by default; `eager`: the Python ops, the attention matrix materialized and saved; or
+ * one SDPA kernel named: `flash`, `cudnn`, `efficient` (fused, no s² tensor), `math` (s² scores).
+ */
+export const ATTENTION_KINDS = ["sdpa", "eager", "flash", "cudnn", "efficient", "math"] as const;
 export type AttentionKind = (typeof ATTENTION_KINDS)[number];
 
 export interface RunSetup extends ModelSetup, StepSetup {
@@ -32,7 +37,7 @@ export interface RunSetup extends ModelSetup, StepSetup {
   image?: number;
   /** Activation recomputation; unset: `none`. */
   checkpointing?: Checkpointing;
-  /** Attention implementation; unset: `flash`. */
+  /** Attention implementation; unset: `sdpa`, PyTorch's own choice. */
   attention?: AttentionKind;
   /** ZeRO stage 0–3, partitioning training states over `gpus` data-parallel ranks; unset: 0. */
   zeroStage?: ZeroStage;
@@ -57,7 +62,7 @@ export const DEFAULT_SETUP: RunSetup = { mode: "train", precision: "amp", optimi
 export const SETUP_DEFAULTS = {
   optimizerImpl: "foreach",
   checkpointing: "none",
-  attention: "flash",
+  attention: "sdpa",
   zeroStage: 0,
   gpus: 1,
   tp: 1,

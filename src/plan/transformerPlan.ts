@@ -12,6 +12,22 @@ import { transformerCounts, transformerStateGroups } from "./transformerGroups.j
 import { describeSetup, type ResolvedSetup } from "./setup.js";
 import type { TapeOp } from "./trainingTape.js";
 import { transformerTape, type Shape } from "./transformerStep.js";
+import { chooseSdpaKernel, isFused, type AttentionKernel } from "./attentionKernel.js";
+import { computeCapabilityOf } from "./computeCapability.js";
+
+/**
+ * The kernel a transformer's layers are planned with: the one named by `--attention`, or with
+ * `sdpa` PyTorch's choice for this model and run. The activations' dtype is the precision's (amp:
+ * autocast casts SDPA's inputs to 16 bits, bf16 where the GPU has it, sm 8.0 on); no padding mask
+ * (transformers passes none for unpadded causal batches; an encoder's full attention needs none).
+ */
+export function plannedKernel(arch: TransformerWorkload["architecture"], setup: ResolvedSetup): AttentionKernel {
+  if (setup.attention !== "sdpa") return setup.attention;
+  const cc = computeCapabilityOf(setup);
+  const elementBytes = weightBytes(setup.precision);
+  const bf16 = setup.precision === "bf16" || (setup.precision === "amp" && cc.major >= 8);
+  return chooseSdpaKernel({ elementBytes, bf16, gqa: arch.kvHeads !== arch.heads, headDim: arch.headDim, mask: false, cc, training: setup.mode === "train" });
+}
 
 /** The attention core that selective recomputation (Korthikanti et al. 2022, §5) does not keep: QKᵀ to the product with V. */
 const ATTENTION_CORE = new Set(["attention.scores", "attention.scale", "attention.mask", "attention.softmax", "attention.dropout", "attention.context"]);
@@ -58,7 +74,7 @@ function inferenceTensors(shape: Shape, setup: ResolvedSetup, imageSize: number)
   }
   const residual = [perSample("workspace.hidden", "workspace", e * s * h), perSample("workspace.norm_output", "workspace", e * s * h)];
   const attention = [perSample("workspace.attention.qkv", "workspace", e * s * (shape.heads + 2 * shape.kvHeads) * d)];
-  if (shape.attention === "eager") {
+  if (!isFused(shape.attention)) {
     attention.push(perSample("workspace.attention.scores", "workspace", e * shape.heads * s * s));
     attention.push(perSample("workspace.attention.probs", "workspace", e * shape.heads * s * s));
   }
@@ -128,7 +144,7 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
     weightBytes: weightBytes(setup.precision),
     tp: setup.tp,
     sequenceParallel: setup.sequenceParallel,
-    attention: setup.attention,
+    attention: plannedKernel(arch, setup),
     imageSize,
     ...tensorParallelWidths(workload, setup.tp),
     ...(setup.lora !== undefined && { lora: setup.lora }),
@@ -146,7 +162,8 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
   const filled = arch.vision ? { ...setup, image: imageSize } : { ...setup, seq: s };
   const tokens = arch.vision ? ` (${s} tokens)` : "";
   return {
-    description: `${workload.name}: ${parameterCount} parameters; ${describeSetup(filled)}${tokens}`,
+    description: `${workload.name}: ${parameterCount} parameters; ${describeSetup(filled).replace("attention sdpa", `attention sdpa → ${shape.attention}`)}${tokens}`,
+    attentionKernel: shape.attention,
     parameterCount,
     trainableParameterCount,
     ...(training !== undefined && { phases: training.phases }),

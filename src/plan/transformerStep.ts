@@ -1,5 +1,6 @@
 // A transformer's training step as autograd records it: embeddings, each layer op by op, the head and the loss.
 import type { TransformerArchitecture } from "../workload/transformer.js";
+import { isFused, type AttentionKernel } from "./attentionKernel.js";
 import { adaptedLinears, savesInputOf, type LoraSetup } from "./lora.js";
 import { routedTokens } from "./moe.js";
 import type { ResolvedSetup } from "./setup.js";
@@ -17,7 +18,8 @@ export interface Shape {
   weightBytes: number;
   tp: number;
   sequenceParallel: boolean;
-  attention: ResolvedSetup["attention"];
+  /** The kernel every layer's attention runs (src/plan/attentionKernel.ts). */
+  attention: AttentionKernel;
   /** Query heads, KV heads and FFN width on one tensor-parallel rank. */
   heads: number;
   kvHeads: number;
@@ -277,7 +279,7 @@ function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage
   const q = e * s * shape.heads * d;
   const kv = e * s * shape.kvHeads * d;
   const scores = e * shape.heads * s * s;
-  const flash = shape.attention === "flash";
+  const flash = isFused(shape.attention);
   const cache = help.heldKv ? "kvCache" : "workspace";
   let query: number;
   let key: number;
@@ -307,17 +309,27 @@ function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage
     }
   }
   if (flash) {
+    // Each fused kernel saves Q, K, V, its output and an fp32 statistic per head and query: flash's
+    // and cuDNN's logsumexp / softmax stats (a·s), the memory-efficient kernel's logsumexp padded to
+    // 32 queries (aten/src/ATen/native/transformers/cuda/attention.cu, `_efficient_attention_forward`:
+    // `ceil_div(M, kAlignLSE) * kAlignLSE`, kAlignLSE = 32).
+    const rows = shape.attention === "efficient" ? Math.ceil(s / 32) * 32 : s;
     const [out, lse] = tape.op(stage, "attention.sdpa", [query, key, value], [
       { name: `${p}.attention.output`, size: help.split(q) },
-      { name: `${p}.attention.logsumexp`, size: help.split(4 * shape.heads * s), requiresGrad: false },
+      { name: `${p}.attention.logsumexp`, size: help.split(4 * shape.heads * rows), requiresGrad: false },
     ]);
     tape.ops.at(-1)!.saves.push(query, key, value, out!, lse!);
     return out!;
   }
   // matmul copies the permuted heads into contiguous batches, and saves the copies.
   const copy = (source: number, name: string, bytes: number) => tape.op(stage, `attention.${name}_copy`, [source], [{ name: `${p}.attention.${name}`, size: help.split(bytes) }], { passGradient: true })[0]!;
+  // Under grouped-query attention K and V reach the scores repeated to every query head: Hugging
+  // Face's eager attention calls `repeat_kv` (an expand and a reshape: a copy), and SDPA's math
+  // kernel `repeat_interleave`s them for `enable_gqa` (transformers 5.18 modeling_llama.py,
+  // eager_attention_forward; aten/src/ATen/native/transformers/attention.cpp, math_sdp).
+  const repeated = shape.heads !== shape.kvHeads ? q : kv;
   const qc = copy(query, "query", q);
-  const kc = copy(key, "key", kv);
+  const kc = copy(key, "key", repeated);
   const core = (name: string, inputs: number[], output: string, options: { saves?: "output" | "inputs"; passGradient?: boolean } = {}) => {
     const [out] = tape.op(stage, `attention.${name}`, inputs, [{ name: `${p}.attention.${output}`, size: help.split(scores) }], { passGradient: options.passGradient ?? false });
     if (options.saves === "output") tape.ops.at(-1)!.saves.push(out!);
@@ -333,7 +345,7 @@ function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage
   if (arch.attentionDropout > 0) {
     weights = help.dropout(stage, `${p}.attention`, probs, help.split(scores), `${p}.attention.dropout_output`, arch.attentionDropout, help.split(shape.heads * s * s));
   }
-  const vc = copy(value, "value", kv);
+  const vc = copy(value, "value", repeated);
   const [context] = tape.op(stage, "attention.context", [weights, vc], [{ name: `${p}.attention.context`, size: help.split(q) }], { saves: [weights, vc] });
   // The heads merged back: permute(...).contiguous(), a copy the output projection saves.
   const merged = tape.op(stage, "attention.merge_heads", [context!], [{ name: `${p}.attention.output`, size: help.split(q) }], { passGradient: true })[0]!;

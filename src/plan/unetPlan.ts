@@ -106,7 +106,8 @@ export function unetPlan(workload: UNetWorkload, setup: ResolvedSetup): MemoryPl
   if (setup.tp > 1) throw invalidArgument("--tp", setup.tp, `1 for ${workload.name} (tensor parallelism applies to transformers)`);
   if (setup.checkpointing === "selective") throw invalidArgument("--checkpointing", "selective", `none or full for ${workload.name} (diffusers checkpoints whole resnets and transformers)`);
   const { latent, image } = latentOf(workload, setup);
-  const run = traceUNet(workload.network, latent, setup.attention);
+  // diffusers' AttnProcessor2_0 calls SDPA: every fused kernel keeps what flash keeps; math and eager materialize the scores.
+  const run = traceUNet(workload.network, latent, setup.attention === "eager" || setup.attention === "math" ? "eager" : "flash");
   const e = weightBytes(setup.precision);
   const groups = run.parameterGroups.map((g) => ({ ...g, tensorParallelCount: 0 }));
   const host = hostStateTensors(groups, setup);

@@ -60,7 +60,7 @@ describe("vramfit plan", () => {
     expectRoundedFrom(breakdown.optimizerStates!, 12 * 335141888, run.json.tensorCount);
     expect(breakdown.activations).toBeGreaterThan(0);
     expect(breakdown.context).toBe(512 * MiB);
-    expect(run.json.assumed).toEqual(["--mode train", "--optimizer-impl foreach", "--attention flash", "--checkpointing none"]);
+    expect(run.json.assumed).toEqual(["--mode train", "--optimizer-impl foreach", "--attention sdpa", "--checkpointing none"]);
   });
 
   it("--timeline: every phase of the step, the breakdown taken in the peak one; GPT-2 peaks at its loss", async () => {

@@ -7,9 +7,9 @@ describe("parseSetup", () => {
   test("no options: train, amp, adamw; the rest at their documented defaults", () => {
     const setup = parseSetup({});
     expect(setup).toEqual({ mode: "train", precision: "amp", optimizer: "adamw" });
-    expect(resolveSetup(setup)).toMatchObject({ optimizerImpl: "foreach", checkpointing: "none", attention: "flash", zeroStage: 0, gpus: 1, tp: 1, sequenceParallel: false, generatedTokens: 0 });
+    expect(resolveSetup(setup)).toMatchObject({ optimizerImpl: "foreach", checkpointing: "none", attention: "sdpa", zeroStage: 0, gpus: 1, tp: 1, sequenceParallel: false, generatedTokens: 0 });
     // --optimizer-impl is named where it changes the memory (Adam's temporaries), not for SGD.
-    expect(assumedDefaults({}, "transformer")).toEqual(["--mode train", "--precision amp", "--optimizer adamw", "--optimizer-impl foreach", "--attention flash", "--checkpointing none"]);
+    expect(assumedDefaults({}, "transformer")).toEqual(["--mode train", "--precision amp", "--optimizer adamw", "--optimizer-impl foreach", "--attention sdpa", "--checkpointing none"]);
     expect(assumedDefaults({}, "cnn")).toEqual(["--mode train", "--precision amp", "--optimizer adamw", "--optimizer-impl foreach", "--checkpointing none"]);
     expect(assumedDefaults({}, "affine")).toEqual(["--mode train", "--precision amp", "--optimizer adamw", "--optimizer-impl foreach"]);
     expect(assumedDefaults({ optimizer: "momentum" }, "affine")).toEqual(["--mode train", "--precision amp"]);
@@ -28,8 +28,8 @@ describe("parseSetup", () => {
   });
 
   test("describeSetup names every assumption", () => {
-    expect(describeSetup(parseSetup({ seq: "512" }))).toBe("train, amp, adamw (foreach), seq 512, attention flash, checkpointing none, zero 0 over 1 GPU, tp 1");
-    expect(describeSetup(parseSetup({ optimizer: "sgd", optimizerImpl: "single" }))).toBe("train, amp, sgd, attention flash, checkpointing none, zero 0 over 1 GPU, tp 1");
+    expect(describeSetup(parseSetup({ seq: "512" }))).toBe("train, amp, adamw (foreach), seq 512, attention sdpa, checkpointing none, zero 0 over 1 GPU, tp 1");
+    expect(describeSetup(parseSetup({ optimizer: "sgd", optimizerImpl: "single" }))).toBe("train, amp, sgd, attention sdpa, checkpointing none, zero 0 over 1 GPU, tp 1");
   });
 
   test.each([
@@ -43,7 +43,7 @@ describe("parseSetup", () => {
     [{ gpus: "-2" }, '--gpus: expected a whole number from 1 to 1,048,576 (vramfit\'s limit on GPUs), got "-2"'],
     [{ tp: "0" }, '--tp: expected a whole number from 1 to 1,048,576 (vramfit\'s limit on GPUs), got "0"'],
     [{ checkpointing: "some" }, '--checkpointing: expected one of none, selective, full, got "some"'],
-    [{ attention: "sdpa" }, '--attention: expected one of eager, flash, got "sdpa"'],
+    [{ attention: "fused" }, '--attention: expected one of sdpa, eager, flash, cudnn, efficient, math, got "fused"'],
     [{ optimizerImpl: "apex" }, '--optimizer-impl: expected one of foreach, single, fused, got "apex"'],
     [{ optimizer: "adam8bit", optimizerImpl: "fused" }, '--optimizer-impl: expected foreach or single with --optimizer adam8bit (bitsandbytes runs its own kernel), got "fused"'],
     [{ generate: "100" }, '--generate: expected --mode infer (generated tokens apply to inference), got "100"'],
