@@ -11,15 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 
 import { listPresets } from "../../src/index.js";
 import { searchMaxBatch } from "../../src/fit/search.js";
-import {
-  MODELS_ALLOC_CONF,
-  MODELS_OUT_OF_MEMORY_PATH,
-  emulatedDeviceCalls,
-  emulatedReservedBytes,
-  eventsLog,
-  presetPlan,
-  vramfitLargestBatch,
-} from "./emulation.js";
+import { emulatedDeviceCalls, emulatedReservedBytes, eventsLog, presetPlan, vramfitLargestBatch } from "./emulation.js";
 import { DEVICE_BYTES, GenuineAllocator, buildHarness, findCudaInclude, findTorchWheel, type TorchWheel } from "./genuineAllocator.js";
 
 /**
@@ -100,12 +92,8 @@ describe.skipIf(skipReason !== undefined)("PyTorch's genuine caching allocator a
     expect((wheel as TorchWheel).version).toMatch(/^2\.14\.1/);
   });
 
-  // Where the emulation does not model what a comparison needs yet (emulation.ts), the comparison is
-  // expected to fail: checked against engineer alloc's emulation (issue 23 item 1) before it landed,
-  // every one of these passed (docs/validation.md), so `it.fails` turns red the day it lands.
   for (const conf of CONFIGS) {
-    const itNow = conf === undefined || MODELS_ALLOC_CONF ? it : it.fails;
-    itNow(`without memory pressure, the same cudaMalloc/cudaFree sequence (${label(conf)}; batches ${BATCHES.join(", ")})`, () => {
+    it(`without memory pressure, the same cudaMalloc/cudaFree sequence (${label(conf)}; batches ${BATCHES.join(", ")})`, () => {
       const rows = sequences.get(conf)!;
       expect(rows).toHaveLength(presets.length * BATCHES.length);
       const disagreements = rows
@@ -116,8 +104,7 @@ describe.skipIf(skipReason !== undefined)("PyTorch's genuine caching allocator a
   }
 
   for (const conf of CONFIGS) {
-    const itNow = MODELS_OUT_OF_MEMORY_PATH && (conf === undefined || MODELS_ALLOC_CONF) ? it : it.fails;
-    itNow(`at three capacities, the same largest batch (${label(conf)})`, () => {
+    it(`at three capacities, the same largest batch (${label(conf)})`, () => {
       const rows = largest.get(conf)!;
       expect(rows).toHaveLength(presets.length * BATCHES.length);
       const disagreements = rows
