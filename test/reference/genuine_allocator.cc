@@ -18,6 +18,7 @@
 // the allocator for the replay's duration: the stub's device is fixed when the process starts.
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/PeerToPeerAccess.h>
 #include <c10/util/Exception.h>
 #include <cuda_runtime_api.h>
 
@@ -129,6 +130,9 @@ int main() {
     std::fprintf(stderr, "genuine_allocator: no CUDA device (set CUDASIM_DEVICES for the stub runtime)\n");
     return 1;
   }
+  // As torch.cuda's lazy init does (torch/csrc/cuda/Module.cpp): expandable segments ask whether
+  // the device has fabric access, which reads this cache.
+  c10::cuda::detail::init_p2p_access_cache(devices);
   allocator::init(devices);
   allocator::attachAllocatorTraceTracker(Track);
   size_t freeBytes = 0, totalBytes = 0;
