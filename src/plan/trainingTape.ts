@@ -162,6 +162,11 @@ export class TrainingTape {
     this.storages[this.values[value]!.storage]!.heldToLoss = true;
   }
 
+  /** Whether autograd computes a gradient for a value (an input that does needs it saved by some ops). */
+  requiresGrad(value: number): boolean {
+    return this.values[value]!.requiresGrad;
+  }
+
   /** The size of a value (of its gradient). */
   sizeOf(value: number): Size {
     return this.values[value]!.size;

@@ -149,6 +149,7 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
     ...tensorParallelWidths(workload, setup.tp),
     ...(setup.lora !== undefined && { lora: setup.lora }),
     loraDropout: setup.loraDropout ?? 0,
+    quantizedSavesInput: setup.mode === "train" && (setup.weights === "nf4" || setup.weights === "int4"),
     capacityFactor: setup.capacityFactor ?? 1,
   };
   const groups = transformerStateGroups(arch, setup);

@@ -30,6 +30,12 @@ export interface Shape {
   lora?: LoraSetup;
   /** PEFT's `lora_dropout` on each adapter's input (0: `nn.Identity`, nothing kept). */
   loraDropout: number;
+  /**
+   * 4-bit projections (`--weights nf4|int4`) keep their input for backward whenever it needs a
+   * gradient: bitsandbytes' `MatMul4Bit.forward` sets `ctx.tensors = (A, B)` when
+   * `any(ctx.needs_input_grad[:2])` (bitsandbytes/autograd/_functions.py), though B is frozen.
+   */
+  quantizedSavesInput: boolean;
   /** A mixture of experts' capacity factor (src/plan/moe.ts). */
   capacityFactor: number;
 }
@@ -236,10 +242,12 @@ interface LinearOutput {
 function linearOp(tape: TrainingTape, shape: Shape, stage: number, p: string, name: string, opName: string, input: number, output: LinearOutput): number {
   const adapter = shape.lora ? adaptedLinears(shape.arch, shape.lora).find((l) => l.name === name) : undefined;
   const keeps = shape.lora === undefined || adapter !== undefined;
+  // A frozen 4-bit matrix (QLoRA) keeps its input when that input needs a gradient (layers past the first adapter).
+  const quantizedKeeps = shape.quantizedSavesInput && tape.requiresGrad(input);
   if (adapter === undefined) {
-    return tape.op(stage, opName, [input], [output], { saves: keeps ? [input] : [], groups: [p], trains: shape.lora === undefined })[0]!;
+    return tape.op(stage, opName, [input], [output], { saves: keeps || quantizedKeeps ? [input] : [], groups: [p], trains: shape.lora === undefined })[0]!;
   }
-  const [base] = tape.op(stage, opName, [input], [{ name: `${p}.lora.${name}.base_output`, size: output.size }], { groups: [p], trains: false });
+  const [base] = tape.op(stage, opName, [input], [{ name: `${p}.lora.${name}.base_output`, size: output.size }], { saves: quantizedKeeps ? [input] : [], groups: [p], trains: false });
   const r = shape.lora!.rank * adapter.copies;
   // PEFT's `lora_B(lora_A(dropout(x)))` (peft 0.21 tuners/lora/layer.py, Linear.forward): with
   // lora_dropout > 0 each adapter drops its own copy of x (native_dropout: the output and a

@@ -86,3 +86,18 @@ describe("--grad-accum N and --zero-grad zeros: gradients that stay alive", () =
     expect(() => parseSetup({ zeroGrad: "false" })).toThrow(/--zero-grad: expected one of none, zeros/);
   });
 });
+
+describe("QLoRA: frozen 4-bit projections keep their input (bitsandbytes' MatMul4Bit saves A when it needs a gradient)", () => {
+  test("nf4 keeps the MLP's inputs that frozen 16-bit projections do not: 2·s·(h + f) bytes a layer and sample", () => {
+    const base = { seq: s, loraRank: 16, precision: "bf16", attention: "flash" };
+    const saved = (plan: MemoryPlan, name: string) => plan.tensors.filter((t) => t.name === name && t.category === "activations").map((t) => t.perSampleBytes);
+    const nf4 = buildPlan(llama, parseSetup({ ...base, weights: "nf4" }));
+    const bf16 = buildPlan(llama, parseSetup(base));
+    const f = 11008;
+    expect(saved(nf4, "layers.3.mlp.input")).toEqual([2 * s * h]);
+    expect(saved(nf4, "layers.3.mlp.down_input")).toEqual([2 * s * f]);
+    expect(saved(bf16, "layers.3.mlp.input")).toEqual([]);
+    const activations = (plan: MemoryPlan) => plan.tensors.filter((t) => t.category === "activations").reduce((sum, t) => sum + t.perSampleBytes, 0);
+    expect(activations(nf4) - activations(bf16)).toBe(32 * 2 * s * (h + f));
+  });
+});
