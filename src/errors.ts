@@ -27,6 +27,7 @@ export type VramfitErrorCode =
   | "ERR_JOB_FAILED" // a job run by --exec failed other than out of GPU memory (crash, signal, host OOM killer)
   | "ERR_JOB_TIMEOUT" // a job run by --exec ran past --run-timeout (its process group was killed)
   | "ERR_JOB_UNMEASURED" // --exec could not bound the search: no peak measured or none growing with the batch, and no --max-batch
+  | "ERR_SIMULATION_UNSUPPORTED" // --exec on a simulated GPU: the job's torch is no CUDA build, or imports functions the stub libraries lack
   | `ERR_NVML_${string}`
   | `ERR_CUDA_${string}`;
 
@@ -88,6 +89,7 @@ export function exitStatusOf(error: unknown): number {
     case "ERR_UNKNOWN_GPU":
       return ExitStatus.usage;
     case "ERR_GPU_REQUIRED":
+    case "ERR_SIMULATION_UNSUPPORTED":
       return ExitStatus.gpuRequired;
     case "ERR_DEVICE_BUSY":
       return ExitStatus.deviceBusy;

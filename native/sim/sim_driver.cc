@@ -1,5 +1,6 @@
 // The simulated CUDA driver: the C entry points of libcuda.so.1 that vramfit uses, backed by the
 // simulated machine (libsimgpu.so), so every native code path runs without a GPU.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "error_table.h"
 #include "fault_injection.h"
 #include "machine.h"
+#include "touched.h"
 #include "visible_devices.h"
 
 // Declaring every function first makes the compiler check each definition below against the
@@ -27,6 +29,10 @@
 // exports exactly these symbols from a library built with -fvisibility=hidden.
 #define CUDASIM_DECLARE(name, params) extern "C" __attribute__((visibility("default"))) CUresult name params;
 CUDA_DRIVER_FUNCTIONS(CUDASIM_DECLARE)
+// Beyond the addon's table: what a job's PyTorch calls on the driver of a simulated GPU.
+CUDASIM_DECLARE(cuDevicePrimaryCtxGetState, (CUdevice dev, unsigned int* flags, int* active))
+CUDASIM_DECLARE(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int* numBlocks, void* function, int blockSize, size_t dynamicSMemSize))
+CUDASIM_DECLARE(cuPointerGetAttribute, (void* data, int attribute, CUdeviceptr ptr))
 #undef CUDASIM_DECLARE
 
 // The opaque context handle. Only primary contexts exist here: one per device, for the process.
@@ -431,6 +437,23 @@ CUresult cuCtxGetCurrent(CUcontext* pctx) {
   if (CUresult status = call.Status()) return status;
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *pctx = cudasim::tCurrent;
+  // On a simulated GPU the stub runtime makes contexts current without telling the driver, as the
+  // real runtime does through it: the thread's context is then the primary context of the
+  // runtime's current device, once this process has opened it (PyTorch's cuBLAS handle pool asks).
+  if (*pctx == nullptr && cudasim::kImplicitInit) {
+    using GetDevice = int (*)(int*);
+    static auto getDevice = reinterpret_cast<GetDevice>(dlsym(RTLD_DEFAULT, "cudaGetDevice"));
+    int ordinal = -1;
+    SimDevice* device = nullptr;
+    call.Unlock();  // the runtime may call back into the driver
+    bool known = getDevice != nullptr && getDevice(&ordinal) == 0;
+    std::lock_guard<std::mutex> lock(S().mutex);
+    if (known && (device = cudasim::FindDevice(ordinal)) != nullptr) {
+      for (const cudasim::Holder& holder : S().accounting->Holders(device->pool)) {
+        if (holder.pid == getpid()) *pctx = &S().contexts[ordinal];
+      }
+    }
+  }
   return CUDA_SUCCESS;
 }
 
@@ -579,6 +602,158 @@ CUresult cuPointerGetAttribute(void* data, int attribute, CUdeviceptr ptr) {
     default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
+
+// --- PyTorch's driver API (c10/cuda/driver_api.h): c10 resolves every function of its required list
+// through cudaGetDriverEntryPoint when it first needs the driver, and asserts each exists. The
+// virtual-memory ones serve expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True):
+// physical memory is charged to the device like cuMemAlloc's; the stub runtime's peak does not see
+// it (touched.h: driver.virtualMemory says the job used them). Sharing memory between processes,
+// green contexts and multicast are not simulated: CUDA_ERROR_NOT_SUPPORTED, as a driver without
+// them answers.
+namespace cudasim {
+namespace {
+constexpr CUresult kNotSupported = 801;  // CUDA_ERROR_NOT_SUPPORTED
+struct PhysicalMemory {
+  int ordinal;
+  uint64_t bytes;
+};
+}  // namespace
+}  // namespace cudasim
+
+#define CUDASIM_API extern "C" __attribute__((visibility("default")))
+
+CUDASIM_API CUresult cuMemGetAllocationGranularity(size_t* granularity, const void* /*prop*/, int /*option*/) {
+  Call call(__func__);
+  if (CUresult status = call.Status()) return status;
+  if (granularity == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *granularity = S().machine.config.granularity;
+  return CUDA_SUCCESS;
+}
+
+CUDASIM_API CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t /*alignment*/, CUdeviceptr /*addr*/,
+                                         unsigned long long /*flags*/) {
+  Call call(__func__);
+  if (CUresult status = call.Status()) return status;
+  if (ptr == nullptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  // Address space only, like every simulated pointer: never touched.
+  *ptr = S().nextAddress;
+  S().nextAddress += cudasim::RoundUp(size, S().machine.config.granularity);
+  cudasim::NoteTouched("driver.virtualMemory");
+  return CUDA_SUCCESS;
+}
+
+CUDASIM_API CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+  Call call(__func__);
+  if (CUresult status = call.Status()) return status;
+  return ptr == 0 || size == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+// CUmemAllocationProp: its location (type, id) is at bytes 8..15; the device is the id.
+CUDASIM_API CUresult cuMemCreate(unsigned long long* handle, size_t size, const void* prop, unsigned long long /*flags*/) {
+  Call call(__func__);
+  if (CUresult status = call.Status()) return status;
+  if (handle == nullptr || prop == nullptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  int ordinal = 0;
+  std::memcpy(&ordinal, static_cast<const char*>(prop) + 12, sizeof ordinal);
+  SimDevice* device = cudasim::FindDevice(ordinal);
+  if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
+  uint64_t bytes = cudasim::RoundUp(size, S().machine.config.granularity);
+  if (!S().accounting->Charge(device->pool, bytes, cudasim::Capacity(*device))) return CUDA_ERROR_OUT_OF_MEMORY;
+  *handle = reinterpret_cast<unsigned long long>(new cudasim::PhysicalMemory{ordinal, bytes});
+  return CUDA_SUCCESS;
+}
+
+CUDASIM_API CUresult cuMemRelease(unsigned long long handle) {
+  Call call(__func__);
+  if (CUresult status = call.Status()) return status;
+  auto* memory = reinterpret_cast<cudasim::PhysicalMemory*>(handle);
+  if (memory == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  S().accounting->Uncharge(S().devices[memory->ordinal].pool, memory->bytes);
+  delete memory;
+  return CUDA_SUCCESS;
+}
+
+CUDASIM_API CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t, unsigned long long handle, unsigned long long) {
+  return ptr == 0 || size == 0 || handle == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+CUDASIM_API CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  return ptr == 0 || size == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+CUDASIM_API CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const void* desc, size_t count) {
+  return ptr == 0 || size == 0 || desc == nullptr || count == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+// The allocation a pointer lies in is the stub runtime's to know; the simulated driver answers
+// with the pointer itself and one byte (what PyTorch asks it for, sharing memory between
+// processes, is not simulated).
+CUDASIM_API CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, size_t* size, CUdeviceptr ptr) {
+  if (ptr == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (base != nullptr) *base = ptr;
+  if (size != nullptr) *size = 1;
+  return CUDA_SUCCESS;
+}
+CUDASIM_API CUresult cuMemGetAddressRange(CUdeviceptr* base, size_t* size, CUdeviceptr ptr) {
+  return cuMemGetAddressRange_v2(base, size, ptr);
+}
+
+// Work queued on a stream does nothing on the simulated GPU.
+CUDASIM_API CUresult cuMemsetD32Async(CUdeviceptr ptr, unsigned, size_t, void*) {
+  return ptr == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+CUDASIM_API CUresult cuStreamWriteValue32_v2(void*, CUdeviceptr ptr, unsigned, unsigned) {
+  return ptr == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+CUDASIM_API CUresult cuStreamWriteValue32(void* stream, CUdeviceptr ptr, unsigned value, unsigned flags) {
+  return cuStreamWriteValue32_v2(stream, ptr, value, flags);
+}
+
+// The context stack: one level deep is all a primary-context process uses.
+CUDASIM_API CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  return cuCtxSetCurrent(ctx);
+}
+CUDASIM_API CUresult cuCtxPushCurrent(CUcontext ctx) {
+  return cuCtxSetCurrent(ctx);
+}
+CUDASIM_API CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
+  CUcontext current = nullptr;
+  if (CUresult status = cuCtxGetCurrent(&current)) return status;
+  if (pctx != nullptr) *pctx = current;
+  return cuCtxSetCurrent(nullptr);
+}
+CUDASIM_API CUresult cuCtxPopCurrent(CUcontext* pctx) {
+  return cuCtxPopCurrent_v2(pctx);
+}
+
+// The driver's log callbacks: registered, never called (the simulated driver logs nothing).
+CUDASIM_API CUresult cuLogsRegisterCallback(void*, void*, void** handle) {
+  static int registration;
+  if (handle != nullptr) *handle = &registration;
+  return CUDA_SUCCESS;
+}
+CUDASIM_API CUresult cuLogsUnregisterCallback(void*) {
+  return CUDA_SUCCESS;
+}
+
+#define CUDASIM_NOT_SUPPORTED(name) \
+  CUDASIM_API CUresult name() { return cudasim::kNotSupported; }
+CUDASIM_NOT_SUPPORTED(cuMemExportToShareableHandle)
+CUDASIM_NOT_SUPPORTED(cuMemImportFromShareableHandle)
+CUDASIM_NOT_SUPPORTED(cuMemRetainAllocationHandle)
+CUDASIM_NOT_SUPPORTED(cuMemGetAllocationPropertiesFromHandle)
+CUDASIM_NOT_SUPPORTED(cuGreenCtxCreate)
+CUDASIM_NOT_SUPPORTED(cuGreenCtxDestroy)
+CUDASIM_NOT_SUPPORTED(cuGreenCtxStreamCreate)
+CUDASIM_NOT_SUPPORTED(cuCtxFromGreenCtx)
+CUDASIM_NOT_SUPPORTED(cuDeviceGetDevResource)
+CUDASIM_NOT_SUPPORTED(cuDevSmResourceSplitByCount)
+CUDASIM_NOT_SUPPORTED(cuDevResourceGenerateDesc)
+CUDASIM_NOT_SUPPORTED(cuMulticastCreate)
+CUDASIM_NOT_SUPPORTED(cuMulticastAddDevice)
+CUDASIM_NOT_SUPPORTED(cuMulticastBindMem)
+CUDASIM_NOT_SUPPORTED(cuMulticastUnbind)
+#undef CUDASIM_NOT_SUPPORTED
 
 // The two error-text functions work before cuInit, as the real driver's do.
 CUresult cuGetErrorName(CUresult error, const char** pStr) {

@@ -5,6 +5,7 @@ import { findMaxBatchByRunning, type JobBatchResult, type JobSearchStart } from 
 import { jobSeesBatch } from "../job/jobCommand.js";
 import type { JobRun } from "../job/runJob.js";
 import type { JobSessionOptions } from "../job/jobSession.js";
+import type { SimulationSummary } from "../job/simulationSummary.js";
 import { formatBytes } from "../units.js";
 import { deviceAccess } from "./deviceAccess.js";
 import { writeJson, type Io } from "./io.js";
@@ -23,26 +24,57 @@ export interface ExecOptions extends WorkloadOptions, TargetOptions, JobOptions 
   need?: number;
   json?: boolean;
   lockTimeout?: number;
+  simulate?: boolean;
+  python?: string;
+  cudnnWorkspace?: number;
 }
 
-/** --exec runs the job on a GPU: the analytic targets and --need make no sense with it. */
+/**
+ * --exec runs the job on a GPU, the one present or, with --gpu ID, a simulated catalog GPU: the
+ * other analytic targets and --need make no sense with it.
+ */
 function refuseConflicts(options: ExecOptions): void {
-  const conflicting = (["gpu", "memory", "analytic", "need"] as const).find((key) => options[key] !== undefined && options[key] !== false);
+  const conflicting = (["memory", "analytic", "need"] as const).find((key) => options[key] !== undefined && options[key] !== false);
   if (conflicting !== undefined) {
     const flag = `--${conflicting}`;
-    throw invalidArgument("--exec", options.exec, `no ${flag} with it (--exec measures the job on the GPU it runs on)`);
+    throw invalidArgument("--exec", options.exec, `no ${flag} with it (--exec measures the job on the GPU it runs on, or a simulated one with --gpu)`);
+  }
+  const simulated = options.gpu !== undefined;
+  if (options.simulate === true && !simulated) throw invalidArgument("--simulate", "set", "--gpu ID with it: the catalog GPU to simulate (see `vramfit gpus`)");
+  if (simulated && options.device !== undefined) throw invalidArgument("--device", String(options.device), "no --device with --gpu (the job runs on a simulated GPU)");
+  if (!simulated) {
+    const only = (["python", "cudnnWorkspace"] as const).find((key) => options[key] !== undefined);
+    if (only !== undefined) throw invalidArgument(only === "python" ? "--python" : "--cudnn-workspace", String(options[only]), "--gpu ID with it (it applies to a simulated GPU)");
   }
 }
 
+/**
+ * With --gpu, the job runs on that catalog GPU simulated (whether or not a GPU is present: the
+ * answer is for the GPU asked about); --simulate says so explicitly.
+ */
 function sessionOptions(options: ExecOptions, io: Io): JobSessionOptions {
-  return {
-    ...(options.device !== undefined && { device: options.device }),
+  const limits = {
     ...jobLimits(options),
     ...(options.runTimeout !== undefined && { runTimeoutMs: options.runTimeout }),
     ...(options.logDir !== undefined && { logDir: options.logDir }),
     ...(io.signal !== undefined && { signal: io.signal }),
-    lock: deviceAccess(options.lockTimeout, io).lock,
   };
+  if (options.gpu !== undefined) {
+    return {
+      ...limits,
+      simulate: {
+        gpu: options.gpu,
+        ...(options.python !== undefined && { python: options.python }),
+        ...(options.cudnnWorkspace !== undefined && { cudnnWorkspaceBytes: options.cudnnWorkspace }),
+      },
+    };
+  }
+  return { ...(options.device !== undefined && { device: options.device }), ...limits, lock: deviceAccess(options.lockTimeout, io).lock };
+}
+
+/** What a simulation cannot vouch for, on stderr after the answer. */
+function warnAboutSimulation(simulation: SimulationSummary | undefined, io: Io): void {
+  for (const warning of simulation?.warnings ?? []) io.err(`warning: ${warning}`);
 }
 
 function warnIfBlind(command: string, io: Io): void {
@@ -61,12 +93,14 @@ async function killedOnInterrupt<T>(io: Io, work: () => Promise<T>): Promise<T> 
   }
 }
 
-function deviceLabel(d: { ordinal: number | null; name: string }): string {
-  return `${d.ordinal}: ${d.name}`;
+function deviceLabel(d: { ordinal: number | null; name: string; id?: string }): string {
+  return d.ordinal === null ? `a simulated ${d.name} (${d.id})` : `${d.ordinal}: ${d.name}`;
 }
 
 function describeStart(start: JobSearchStart, io: Io): void {
-  for (const d of start.devices) io.err(`device    ${deviceLabel(d)} (${d.uuid}), free ${formatBytes(d.freeBytes)} (${start.memorySource})`);
+  for (const d of start.devices) {
+    io.err(d.ordinal === null ? `device    ${deviceLabel(d)}, ${formatBytes(d.totalBytes)}: vramfit's stub CUDA libraries under the job's PyTorch` : `device    ${deviceLabel(d)} (${d.uuid}), free ${formatBytes(d.freeBytes)} (${start.memorySource})`);
+  }
   io.err(`budget    ${formatBytes(start.budgetBytes)}${start.devices.length > 1 ? " (the smallest device's)" : ""}`);
   if (start.logDir !== null) io.err(`logs      ${start.logDir}`);
 }
@@ -126,6 +160,7 @@ export async function execBatchCommand(options: ExecOptions, io: Io): Promise<nu
     }),
   );
   const wanted = options.minBatch ?? 1;
+  warnAboutSimulation(result.simulation, io);
   if (options.json) {
     writeJson(io, result);
   } else {
@@ -146,6 +181,7 @@ export async function execCheckCommand(options: ExecOptions, io: Io): Promise<nu
   if (hasWorkload(options)) throw invalidArgument("--exec", options.exec, "no workload options with check --exec (the job itself is measured)");
   warnIfBlind(options.exec, io);
   const result = await killedOnInterrupt(io, () => checkByRunning(options.exec, options.batch!, sessionOptions(options, io)));
+  warnAboutSimulation(result.simulation, io);
   if (options.json) {
     writeJson(io, result);
   } else {
@@ -156,7 +192,7 @@ export async function execCheckCommand(options: ExecOptions, io: Io): Promise<nu
       : result.run.overBudget
         ? "does not fit (its peak is over the budget: --reserve, --max-mem)"
         : `does not fit (out of memory${result.run.outOfMemory === undefined ? "" : `: ${result.run.outOfMemory}`})`;
-    io.out(`${verdict}: the job at batch ${result.batch}, ${peak}, of a ${formatBytes(result.budgetBytes)} budget on ${deviceLabel(result.device)} [job]`);
+    io.out(`${verdict}: the job at batch ${result.batch}, ${peak}, of a ${formatBytes(result.budgetBytes)} budget on ${deviceLabel(result.device)} [${result.source}]`);
     io.out(`logs      ${result.logDir}`);
   }
   return result.fits ? ExitStatus.ok : ExitStatus.doesNotFit;

@@ -119,6 +119,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--gpu <id>", description: "the target, a catalog GPU: its compute capability picks the attention kernel PyTorch would run", commands: ["trace"], defaultText: "compute capability 9.0 (H100)" },
   { flags: "--out <file>", description: "where to write the trace (read it back with --trace FILE)", commands: ["trace"], defaultText: "stdout" },
   { flags: "--python <path>", description: "the Python that runs the tracer: it needs torch (and transformers, timm or torchvision for those models)", commands: ["trace"], defaultText: "python3" },
+  { flags: "--simulate", description: "with --exec --gpu ID: run the job on a simulated catalog GPU (vramfit's stub CUDA libraries under the job's PyTorch) even where a GPU is present; without a usable GPU, --exec --gpu simulates anyway", commands: TARGET },
+  { flags: "--python <path>", description: "with --exec on a simulated GPU: the job's Python, where vramfit finds its torch to check the stubs cover it", commands: TARGET, defaultText: "python3" },
+  { flags: "--cudnn-workspace <size>", description: "with --exec on a simulated GPU: the workspace the stub cuDNN asks for per convolution or plan (real cuDNN's depends on the engine it picks; the reserve covers it elsewhere)", commands: TARGET, parse: (t) => parseSize("--cudnn-workspace", t), defaultText: "0" },
   // Output
   { flags: "--json", description: "JSON on stdout, for scripts", commands: ["info", "batch", "check", "plan", "models", "gpus"] },
 ];

@@ -5,6 +5,7 @@ import { checkJobCommand } from "./jobCommand.js";
 import { jobDeviceSummary } from "./jobDevices.js";
 import { judgedRun, withJobSession, type JobSessionOptions } from "./jobSession.js";
 import type { JobRun } from "./runJob.js";
+import { simulationSummary, type SimulationSummary } from "./simulationSummary.js";
 
 /** The answer of `vramfit check --exec` (its `--json` object). */
 export interface JobCheckResult {
@@ -15,9 +16,11 @@ export interface JobCheckResult {
   budgetBytes: number;
   device: DeviceSummary;
   devices: DeviceSummary[];
-  source: "job";
+  /** `job` on a real GPU; `simulated-gpu` with `simulate` (see `simulation`). */
+  source: "job" | "simulated-gpu";
+  simulation?: SimulationSummary;
   run: JobRun;
-  memorySource: "nvml" | "cuda";
+  memorySource: "nvml" | "cuda" | null;
   logDir: string;
   elapsedMs: number;
 }
@@ -32,7 +35,7 @@ export async function checkByRunning(command: string, batch: number, options: Jo
   return withJobSession(command, options, async (runner, context) => {
     const started = performance.now();
     const run = judgedRun(await runner(batch), context.budgetBytes, options);
-    const devices = context.devices.map(jobDeviceSummary);
+    const devices = context.simulated !== undefined ? [context.simulated.device] : context.devices.map(jobDeviceSummary);
     return {
       fits: run.fits,
       batch,
@@ -40,9 +43,10 @@ export async function checkByRunning(command: string, batch: number, options: Jo
       budgetBytes: context.budgetBytes,
       device: devices.reduce((min, d) => (d.freeBytes < min.freeBytes ? d : min)),
       devices,
-      source: "job",
+      source: context.simulated !== undefined ? "simulated-gpu" : "job",
+      ...(context.simulated !== undefined && { simulation: simulationSummary(context.simulated.gpu, [run]) }),
       run,
-      memorySource: context.memorySource!,
+      memorySource: context.memorySource,
       logDir: context.logDir!,
       elapsedMs: performance.now() - started,
     };

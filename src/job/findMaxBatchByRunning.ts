@@ -12,6 +12,7 @@ import { validateFindMaxBatchByRunning } from "./validateJob.js";
 import { checkJobCommand } from "./jobCommand.js";
 import { jobDeviceSummary, type JobDevice } from "./jobDevices.js";
 import { judgedRun, runLimits, withJobSession, type JobSessionContext, type JobSessionOptions } from "./jobSession.js";
+import { simulationSummary, type SimulationSummary } from "./simulationSummary.js";
 import type { PeakSource } from "./peakSampler.js";
 import type { JobRun } from "./runJob.js";
 
@@ -64,7 +65,10 @@ export interface JobSearchStart {
 /** The answer of `vramfit batch --exec` (its `--json` object). */
 export interface JobBatchResult {
   batchSize: number;
-  source: "job";
+  /** `job` on a real GPU; `simulated-gpu` with `simulate` (see `simulation`). */
+  source: "job" | "simulated-gpu";
+  /** With `simulate`: the simulated device, the job's torch, and what a simulation cannot vouch for. */
+  simulation?: SimulationSummary;
   /** How many times the job ran. */
   runs: number;
   trace: JobRun[];
@@ -151,7 +155,7 @@ export async function findMaxBatchByRunning(job: string | JobRunner, options: Fi
 
 async function search(job: JobRunner | ((batch: number) => Promise<JobRun>), options: FindMaxBatchByRunningOptions, context: JobSessionContext): Promise<JobBatchResult> {
   const started = performance.now();
-  const summaries = context.devices.map(jobDeviceSummary);
+  const summaries = context.simulated !== undefined ? [context.simulated.device] : context.devices.map(jobDeviceSummary);
   options.onStart?.({ devices: summaries, budgetBytes: context.budgetBytes, logDir: context.logDir, memorySource: context.memorySource });
   const run = async (batch: number): Promise<JobRun> => {
     const before = performance.now();
@@ -170,14 +174,15 @@ async function search(job: JobRunner | ((batch: number) => Promise<JobRun>), opt
   const tightest = context.devices.reduce<JobDevice | undefined>((min, d) => (min === undefined || budgetFor({ freeBytes: d.freeBytes, totalBytes: d.device.totalBytes }, runLimits(options)) < budgetFor({ freeBytes: min.freeBytes, totalBytes: min.device.totalBytes }, runLimits(options)) ? d : min), undefined);
   return {
     batchSize: found.batchSize,
-    source: "job",
+    source: context.simulated !== undefined ? "simulated-gpu" : "job",
+    ...(context.simulated !== undefined && { simulation: simulationSummary(context.simulated.gpu, found.trace) }),
     runs: found.trace.length,
     trace: found.trace,
     ...(found.calibration && { calibration: found.calibration }),
     predictedBatchSize: found.predictedBatchSize,
     method: found.method,
     ...(found.model && { model: found.model }),
-    device: tightest === undefined ? null : jobDeviceSummary(tightest),
+    device: context.simulated !== undefined ? context.simulated.device : tightest === undefined ? null : jobDeviceSummary(tightest),
     devices: summaries,
     budgetBytes: context.budgetBytes,
     memorySource: context.memorySource,

@@ -44,7 +44,7 @@ function choose(all: NativeDevice[], choice: DeviceChoice = 0): NativeDevice[] {
 /** The driver, the selected devices and NVML. Throws ERR_GPU_REQUIRED where no GPU is usable. */
 export async function jobDevices(choice: DeviceChoice | undefined): Promise<JobDevices> {
   const backend = await openBackend();
-  if (backend.kind === "none") throw new VramfitError("ERR_GPU_REQUIRED", `no usable GPU to run the job on: ${backend.reason}`);
+  if (backend.kind === "none") throw new VramfitError("ERR_GPU_REQUIRED", `no usable GPU to run the job on: ${backend.reason}; --gpu ID runs it on a simulated catalog GPU`);
   return { addon: backend.addon, selected: choose(await backend.addon.devices(), choice), nvml: await openNvml() };
 }
 

@@ -1,15 +1,17 @@
 // What every run of one search shares: the devices (locked throughout, their free memory read
 // once), the budget, the log directory, and a runner that measures each run's peak.
-import { accessSync, constants, mkdirSync, mkdtempSync } from "node:fs";
+import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { VramfitError, invalidArgument } from "../errors.js";
 import type { DeviceLockOptions } from "../devices/deviceLock.js";
 import { budgetBytes as budgetFor, type BudgetLimits } from "../fit/budget.js";
-import type { JobModelOptions } from "../fit/charges.js";
+import { jobModel, type JobModelOptions } from "../fit/charges.js";
+import type { DeviceSummary } from "../fit/target.js";
 import { jobDevices, measureFree, nvmlReader, withJobDevicesLocked, type DeviceChoice, type JobDevice } from "./jobDevices.js";
 import { samplePeaks, usedBytesNow } from "./peakSampler.js";
 import { DEFAULT_RUN_TIMEOUT_MS, runJobAtBatch, type JobRun } from "./runJob.js";
+import { prepareSimulatedGpu, readSimulatedRun, simulatedRunEnv, type SimulatedGpu, type SimulateOptions } from "./simulatedGpu.js";
 
 export interface JobSessionOptions extends BudgetLimits, JobModelOptions {
   /** The GPU(s) the job runs on: a CUDA ordinal (default 0), a list, or `all` (a run fits only if it fits on every one). */
@@ -24,6 +26,11 @@ export interface JobSessionOptions extends BudgetLimits, JobModelOptions {
   signal?: AbortSignal;
   /** The cross-process device lock, held for the whole search (as for findMaxBatch); false: none. */
   lock?: DeviceLockOptions | false;
+  /**
+   * Run the job on a simulated catalog GPU instead (vramfit's stub CUDA libraries preloaded under
+   * its PyTorch): no GPU needed, peaks counted exactly by the stubs. `device` and `lock` do not apply.
+   */
+  simulate?: SimulateOptions;
 }
 
 export interface JobSessionContext {
@@ -33,6 +40,8 @@ export interface JobSessionContext {
   memorySource: "nvml" | "cuda" | null;
   logDir: string | null;
   command: string | null;
+  /** The simulated GPU the runs use (with `simulate`), and the device it presents. */
+  simulated?: { gpu: SimulatedGpu; device: DeviceSummary };
 }
 
 /**
@@ -96,6 +105,7 @@ export async function withJobSession<T>(
   options: JobSessionOptions,
   work: (runner: (batch: number) => Promise<JobRun>, context: JobSessionContext) => Promise<T>,
 ): Promise<T> {
+  if (options.simulate !== undefined) return withSimulatedSession(command, options, options.simulate, work);
   const resolved = await jobDevices(options.device);
   return withJobDevicesLocked(resolved, options.lock, async () => {
     const devices = await measureFree(resolved);
@@ -124,4 +134,51 @@ export async function withJobSession<T>(
     };
     return work(runner, context);
   });
+}
+
+/**
+ * The session of a simulated GPU: nothing to lock or measure (the device is empty until the job
+ * starts), a budget of its whole memory (the job's context is charged inside it, by the stub
+ * runtime, as the job opens it), and runs with the stubs preloaded, whose peaks are the stubs' count.
+ */
+async function withSimulatedSession<T>(
+  command: string | null,
+  options: JobSessionOptions,
+  simulate: SimulateOptions,
+  work: (runner: (batch: number) => Promise<JobRun>, context: JobSessionContext) => Promise<T>,
+): Promise<T> {
+  const gpu = prepareSimulatedGpu(simulate, jobModel(options).contextBytes, options.env ?? process.env);
+  const totalBytes = gpu.gpu.totalBytes;
+  const device: DeviceSummary = { ordinal: null, name: gpu.gpu.name, id: gpu.gpu.id, uuid: null, totalBytes, freeBytes: totalBytes };
+  const context: JobSessionContext = {
+    devices: [],
+    budgetBytes: budgetFor({ freeBytes: totalBytes, totalBytes }, runLimits(options)),
+    memorySource: null,
+    logDir: command === null ? null : logDirectory(options.logDir),
+    command,
+    simulated: { gpu, device },
+  };
+  const runner = async (batch: number): Promise<JobRun> => {
+    if (command === null) throw new Error("no command to run");
+    const prefix = join(context.logDir!, `batch-${batch}`);
+    // A batch run again (the search revisits none, a caller might) starts with no reports of the last.
+    for (const file of readdirSync(context.logDir!).filter((f) => f.startsWith(`batch-${batch}.counters.`) || f === `batch-${batch}.touched`)) {
+      rmSync(join(context.logDir!, file), { force: true });
+    }
+    const env = options.env ?? process.env;
+    const run = await runJobAtBatch(command, batch, {
+      logDir: context.logDir!,
+      runTimeoutMs: options.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
+      env: { ...env, ...simulatedRunEnv(gpu, prefix, env) },
+      visibleDevices: "0",
+      ...(options.signal !== undefined && { signal: options.signal }),
+    });
+    const report = readSimulatedRun(prefix);
+    return {
+      ...run,
+      ...(report.peakBytes !== null && { peakBytes: report.peakBytes, peakSource: "simulated-gpu" as const }),
+      simulation: { deviceToHostBytes: report.deviceToHostBytes, touched: report.touched },
+    };
+  };
+  return work(runner, context);
 }

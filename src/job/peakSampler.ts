@@ -10,7 +10,7 @@ import { jobMembership } from "./processTree.js";
  * processes), `device-used` (the device's used memory less its value before the run: anything
  * else allocating meanwhile counts too), `job` (the job's VRAMFIT_PEAK_BYTES line), `none`.
  */
-export type PeakSource = "nvml-process" | "device-used" | "job" | "none";
+export type PeakSource = "nvml-process" | "device-used" | "job" | "simulated-gpu" | "none";
 
 export interface PeakReading {
   peakBytes: number | null;

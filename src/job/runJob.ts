@@ -39,6 +39,8 @@ export interface JobRun {
   logs?: { stdout: string; stderr: string };
   /** The job exited leaving processes in its group, which vramfit killed. */
   killedLeftovers?: true;
+  /** On a simulated GPU: what the job read back from the device (as zeros) and what it touched that is not simulated. */
+  simulation?: { deviceToHostBytes: number; touched: Record<string, number> };
 }
 
 /** A run that neither fitted nor ran out of GPU memory: what the search stops on. */

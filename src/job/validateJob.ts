@@ -5,7 +5,7 @@ import { LIMIT_CHECKS, LIMIT_FIELDS, oneReserve, validateDevice, validateLock } 
 import { validatePlan } from "../plan/validatePlan.js";
 
 // The budget and job-model fields as every other search takes them (LIMIT_FIELDS): a run is judged against the same budget.
-const JOB_SESSION_FIELDS = ["device", ...LIMIT_FIELDS, "runTimeoutMs", "logDir", "env", "signal", "lock"] as const;
+const JOB_SESSION_FIELDS = ["device", ...LIMIT_FIELDS, "runTimeoutMs", "logDir", "env", "signal", "lock", "simulate"] as const;
 
 /** The options every run of a job shares; `extra` are the caller's own fields, checked by it. */
 function validateJobSession(label: string, value: unknown, extra: readonly string[]): Fields {
@@ -23,6 +23,13 @@ function validateJobSession(label: string, value: unknown, extra: readonly strin
     env: (l, v) => void object(l, v),
     signal: abortSignal,
     lock: validateLock,
+    simulate: (l, v) => {
+      const simulate = object(l, v);
+      rejectUnknown(l, simulate, ["gpu", "python", "cudnnWorkspaceBytes"]);
+      string(`${l}.gpu`, simulate.gpu);
+      if (simulate.python !== undefined) string(`${l}.python`, simulate.python);
+      if (simulate.cudnnWorkspaceBytes !== undefined) bytes(`${l}.cudnnWorkspaceBytes`, simulate.cudnnWorkspaceBytes);
+    },
   });
   oneReserve(label, options);
   return options;

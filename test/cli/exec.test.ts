@@ -215,7 +215,9 @@ describe("bad input", () => {
     [["batch", "--exec", "x {batch}", "--calibrate", "4"], 'vramfit: --calibrate: expected two batch sizes B1,B2 with 1 ≤ B1 < B2, e.g. 1,8, got "4"\n'],
     [["batch", "--exec", "x {batch}", "--run-timeout", "-1"], 'vramfit: --run-timeout: expected a duration such as 60 (seconds), 30s, 500ms, 2m or 1h, at most a day, got "-1"\n'],
     [["batch", "--exec", "x {batch}", "--run-timeout", "0"], 'vramfit: --run-timeout: expected a duration above 0, such as 10m, 90s or 500ms, got "0"\n'],
-    [["batch", "--exec", "x {batch}", "--gpu", "H100-80GB"], 'vramfit: --exec: expected no --gpu with it (--exec measures the job on the GPU it runs on), got "x {batch}"\n'],
+    [["batch", "--exec", "x {batch}", "--memory", "8GiB"], 'vramfit: --exec: expected no --memory with it (--exec measures the job on the GPU it runs on, or a simulated one with --gpu), got "x {batch}"\n'],
+    [["batch", "--exec", "x {batch}", "--simulate"], 'vramfit: --simulate: expected --gpu ID with it: the catalog GPU to simulate (see `vramfit gpus`), got "set"\n'],
+    [["batch", "--exec", "x {batch}", "--python", "python3"], 'vramfit: --python: expected --gpu ID with it (it applies to a simulated GPU), got "python3"\n'],
     [["check", "--exec", "x {batch}"], 'vramfit: --batch: expected the batch size to run the job at (with --exec), got "none"\n'],
   ])("%j exits 2 with one line", async (args, message) => {
     const run = await runCli(args, machine(JOB));
@@ -225,6 +227,6 @@ describe("bad input", () => {
   it("needs a GPU: exit 3 without a driver", async () => {
     const run = await runCli(["batch", "--exec", `${job} {batch}`], NO_DRIVER);
     expect(run.status).toBe(3);
-    expect(run.stderr).toMatch(/^vramfit: no usable GPU to run the job on: /);
+    expect(run.stderr).toMatch(/^vramfit: no usable GPU to run the job on: .*; --gpu ID runs it on a simulated catalog GPU\n$/);
   });
 });
