@@ -108,7 +108,7 @@ class AttentionLog:
         self.torch_version = (int(version[0]), int(version[1]))
 
     @contextlib.contextmanager
-    def recording(self, first):
+    def recording(self):
         log = self
 
         def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
@@ -116,7 +116,7 @@ class AttentionLog:
                                    log.torch_version)
             if query.device.type != "cuda":
                 kernel = "math"
-            if first and log.module is not None and log.module not in log.seen:
+            if log.module is not None and log.module not in log.seen:
                 log.seen.add(log.module)
                 log.entries.append({"module": log.module, "kernel": kernel})
             # Grouped K/V go to the fused kernels as they are: they read them in place (the meta kernels size the

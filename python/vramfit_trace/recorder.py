@@ -32,7 +32,6 @@ class Recorder(TorchDispatchMode):
         # scalars of 8 bytes or less left out.
         self.live_comparable = 0
         self.next_id = 0
-        self.recording = False  # the traced step has begun
         self.depth = 0  # ops nested in the op being run
         # What counts as live for the boundary series: this recorder's own count, or a measured one (the CPU shim).
         self.live_bytes = live_bytes or (lambda: self.live_comparable)

@@ -103,17 +103,13 @@ def trace(options, source, environment):
     from .attention import AttentionLog
     from .fit import fit, single
     from .step import INFER_PHASES, TRAIN_PHASES
-    from .tracer import trace_batch
+    from .tracer import trace_batch, trace_batches
     from . import charged
 
-    traced = []
     log = AttentionLog(options.compute_capability)
-    workload = None
-    for b in options.batches:
-        with log.recording(first=not traced):
-            events, _recorder, workload = trace_batch(source, options, b)
-        traced.append((b, events))
-    events, reason = fit(traced)
+    with log.recording():
+        steps, workload = trace_batches(source, options, options.batches)
+    events, reason = fit([(b, events) for b, (events, _recorder) in zip(options.batches, steps)])
     total, trainable = workload.counts()
     doc = {
         "format": "vramfit-step-trace", "version": 1,
@@ -125,7 +121,8 @@ def trace(options, source, environment):
         "affine": events is not None,
     }
     if events is None:
-        one, _recorder, _workload = trace_batch(source, options, options.batch)
+        with log.recording():
+            one, _recorder, _workload = trace_batch(source, options, options.batch)
         events = single(one)
         doc["batch"] = options.batch
         doc["affineReason"] = reason

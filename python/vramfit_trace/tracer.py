@@ -17,48 +17,64 @@ def optimizer_state_tensors(optimizer):
     return [v for state in optimizer.state.values() for v in state.values() if isinstance(v, torch.Tensor)]
 
 
-def trace_batch(build_workload, options, batch, device="cuda", fake=True, live_bytes=None, on_ready=None):
-    """The step's events at `batch`: [kind, id, bytes, phase, op, category] for allocations, [kind, id, phase, op]
-    for frees; plus the recorder (its op-boundary series) and the workload. `build_workload(device)` makes the
-    workload with its parameters on the device. The step runs once untraced (the optimizer's state appears) and
-    once traced, after zero_grad(set_to_none=True)."""
+def trace_batch(build_workload, options, batch, device="cuda", fake=True, live_bytes=None):
+    """One batch's events (trace_batches); the tests' comparison with a real CPU step uses it."""
+    traced, workload = trace_batches(build_workload, options, [batch], device, fake, live_bytes)
+    events, recorder = traced[0]
+    return events, recorder, workload
+
+
+def trace_batches(build_workload, options, batches, device="cuda", fake=True, live_bytes=None):
+    """The step's events at each batch: [kind, id, bytes, phase, op, category] for allocations, [kind, id, phase, op]
+    for frees; with each its recorder (the op-boundary series), and the workload. `build_workload(device)` makes the
+    workload with its parameters on the device. Before the first traced step the optimizer steps once on empty
+    gradients, so its state exists as after a real step, then zero_grad(set_to_none=True); each traced step starts
+    from there (it ends with zero_grad too)."""
     mode = fake_mode() if fake else None
+    traced = []
     with (mode if mode is not None else _null()):
         workload = build_workload(device)
         for name, module in workload.model.named_modules():
             module._vramfit_name = name  # for the attention log's module names
-        recorder = Recorder(device.split(":")[0], live_bytes)
-        gradients = set()
-
-        def set_phase(i):
-            if i == 3 and recorder.recording:  # backward ended: the parameters' .grad are the gradients
+        step = Step(workload, options, device)
+        if step.optimizer is not None:
+            with torch.no_grad():
                 for p in workload.model.parameters():
-                    if p.grad is not None:
-                        ident = recorder.track(p.grad, "python")
-                        gradients.add(ident)
-            recorder.phase = i
+                    if p.requires_grad:
+                        p.grad = torch.empty_like(p)
+            step.optimizer.step()
+            step.optimizer.zero_grad(set_to_none=True)
+        for batch in batches:
+            traced.append(trace_step(step, workload, options, batch, device, live_bytes))
+    return traced, workload
 
-        step = Step(workload, options, device, set_phase)
-        if options.mode == "train":
-            step.run(batch)  # the optimizer's state now exists
-        if on_ready is not None:
-            on_ready()
-        recorder.phase = 0
-        resident = {}
-        for p in list(workload.model.parameters()) + list(workload.model.buffers()):
-            resident[recorder.track(p, "resident")] = "parameters"
-        for t in optimizer_state_tensors(step.optimizer):
-            resident.setdefault(recorder.track(t, "resident"), "optimizerStates")
-        resident.pop(None, None)  # host tensors (Adam's step counts) and empty ones are not tracked
-        recorder.boundaries.append(("resident", recorder.live_bytes()))
-        recorder.recording = True
-        with recorder:
-            kept = step.run(batch)
-        recorder.phase = 0 if options.mode == "infer" else 4
-        cache = kv_cache_ids(kept, recorder) if kept is not None else set()
-        del kept
+
+def trace_step(step, workload, options, batch, device, live_bytes):
+    recorder = Recorder(device.split(":")[0], live_bytes)
+    gradients = set()
+
+    def set_phase(i):
+        if i == 3:  # backward ended: the parameters' .grad are the gradients
+            for p in workload.model.parameters():
+                if p.grad is not None:
+                    gradients.add(recorder.track(p.grad, "python"))
+        recorder.phase = i
+
+    step.set_phase = set_phase
+    resident = {}
+    for p in list(workload.model.parameters()) + list(workload.model.buffers()):
+        resident[recorder.track(p, "resident")] = "parameters"
+    for t in optimizer_state_tensors(step.optimizer):
+        resident.setdefault(recorder.track(t, "resident"), "optimizerStates")
+    resident.pop(None, None)  # host tensors (Adam's step counts) and empty ones are not tracked
+    recorder.boundaries.append(("resident", recorder.live_bytes()))
+    with recorder:
+        kept = step.run(batch)
+    recorder.phase = 0 if options.mode == "infer" else 4
+    cache = kv_cache_ids(kept, recorder) if kept is not None else set()
+    del kept
     phases = INFER_PHASES if options.mode == "infer" else TRAIN_PHASES
-    return categorize(recorder.events, resident, gradients, cache, len(phases)), recorder, workload
+    return categorize(recorder.events, resident, gradients, cache, len(phases)), recorder
 
 
 class _null:
