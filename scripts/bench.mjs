@@ -490,7 +490,7 @@ function renderTables(r) {
     const c = r.commands;
     out.push(`\nthe CLI per command: ${c.runs} runs each, every one right after a run of node -e 0; ratio = median of the paired ratios\n`);
     out.push(table(["command", "median ms", "node -e 0 ms", "× node -e 0", "goal", "measured", "met"], c.rows.map((x) => x.unsupported !== undefined ? [x.command, `not run: exit ${x.exitStatus}`, "-", "-", "-", "-", "-"] : [
-      `${x.env ? `${x.env.replace(/CUDASIM_DEVICES=.*/, `CUDASIM_DEVICES=<${x.note}>`)} ` : ""}${x.command}`,
+      `${x.command}${x.env ? ` (${x.note})` : ""}`,
       x.medianMs,
       x.nodeMedianMs,
       `${x.ratio}×`,
