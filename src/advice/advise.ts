@@ -8,7 +8,7 @@ import { validateAdviceRequest } from "./validateAdvice.js";
 import { hasAttention, type Workload } from "../workload/workload.js";
 import { COSTS, plural, type AdviceKind, type Cost } from "./costs.js";
 import { checkpoint } from "../checkpoint.js";
-import { GPU_COUNTS, TP_DEGREES, firstPassing, measureAnalytic, planner, type Budget } from "./scaleOut.js";
+import { GPU_COUNTS, TP_DEGREES, analyticMaxBatchOn, firstPassing, measureAnalytic, planner, type Budget } from "./scaleOut.js";
 
 /** One way to make the workload fit (an element of `advice` in `check --json` and `batch --json`). */
 export interface Advice {
@@ -118,7 +118,12 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
     const p = plan(candidateSetup);
     return p === undefined ? undefined : { plan: p, ...(await measureAnalytic(p, on, targetBatch, request.signal)) };
   };
-  const reaches = async (candidateSetup: RunSetup) => ((await analytic(candidateSetup))?.batchSize ?? 0) >= targetBatch;
+  /** Whether a setup's largest batch on the target reaches the goal: the bytes at the goal are not needed, nor replayed. */
+  const reaches = async (candidateSetup: RunSetup) => {
+    await checkpoint(request.signal);
+    const p = plan(candidateSetup);
+    return p !== undefined && (await analyticMaxBatchOn(p, target, request.signal)) >= targetBatch;
+  };
   const current = await analytic(setup);
   const currentShortfall = current === undefined ? Number.POSITIVE_INFINITY : current.bytesAtBatch - target.budgetBytes;
   /** How far a change leaves the target batch from fitting: what "closer" means when the batch does not move. */
@@ -153,7 +158,7 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
 
   let together: Evaluated | undefined;
   if (reaching.length === 0) {
-    const recipe = await combination(request, reaches, analytic);
+    const recipe = await combination(request, reaches, (candidateSetup) => plan(candidateSetup) !== undefined);
     if (recipe !== undefined) together = await evaluate(recipe);
   }
   const seen = new Set<string>();
@@ -309,7 +314,7 @@ async function singleChanges(request: AdviceRequest, reaches: (setup: RunSetup) 
       const p = planner(workload)(setup);
       if (p === undefined) return false;
       const on = catalogBudget(gpu.totalBytes, target, request.limits, target.maxBatch);
-      return (await measureAnalytic(p, on, request.targetBatch, request.signal)).batchSize >= request.targetBatch;
+      return (await analyticMaxBatchOn(p, on, request.signal)) >= request.targetBatch;
     };
     const gpu = (await firstPassing(catalog, reachesOn)) ?? catalog[catalog.length - 1]!;
     out.push({ kind: "gpu", change: `--gpu ${gpu.id}`, setup, cost: COSTS.gpu(gpu.id, gpu.totalBytes), gpus: gpusNow, catalog: { id: gpu.id, totalBytes: gpu.totalBytes } });
@@ -326,7 +331,7 @@ async function singleChanges(request: AdviceRequest, reaches: (setup: RunSetup) 
 async function combination(
   request: AdviceRequest,
   reaches: (setup: RunSetup) => Promise<boolean>,
-  analytic: (setup: RunSetup) => Promise<{ batchSize: number } | undefined>,
+  applies: (setup: RunSetup) => boolean,
 ): Promise<Candidate | undefined> {
   const { workload, setup } = request;
   const s = resolveSetup(setup);
@@ -355,7 +360,8 @@ async function combination(
   const tryLayouts = async (offload?: Offload) => {
     for (const tp of degrees) {
       const at = (gpus: number): RunSetup => ({ ...setup, ...base, tp, ...(train && { zeroStage: 3 as const, gpus }), ...(offload && { offload }) });
-      if ((await analytic(at(1))) === undefined) continue; // this degree does not apply
+      await checkpoint(request.signal); // a deep model's plan takes a while to build
+      if (!applies(at(1))) continue; // this degree does not apply
       const gpus = train ? await firstPassing(GPU_COUNTS, (n) => reaches(at(n))) : (await reaches(at(1))) ? 1 : undefined;
       if (gpus !== undefined) layouts.push({ tp, gpus, ...(offload && { offload }) });
     }

@@ -8,7 +8,7 @@ import { resolveSetup, type RunSetup } from "../plan/setup.js";
 import { validateGpusFit } from "./validateAdvice.js";
 import type { Workload } from "../workload/workload.js";
 import { checkpoint } from "../checkpoint.js";
-import { TP_DEGREES, measureAnalytic, planner, type Budget } from "./scaleOut.js";
+import { TP_DEGREES, analyticMaxBatchOn, planner, type Budget } from "./scaleOut.js";
 
 /** How a global batch is spread: `tp`-way tensor parallel groups, `dataParallel` of them, ZeRO over those. */
 export interface GpuLayout {
@@ -80,7 +80,7 @@ export async function gpusFit(workload: Workload, setup: RunSetup, options: Gpus
   for (const { gpu, budget } of catalogBudgets(options)) {
     const maxBatchOf = async (variant: RunSetup): Promise<number> => {
       const p = plan(variant);
-      return p === undefined ? 0 : (await measureAnalytic(p, budget, 1, options.signal)).batchSize;
+      return p === undefined ? 0 : analyticMaxBatchOn(p, budget, options.signal);
     };
     const row: GpuFit = { id: gpu.id, name: gpu.name, totalBytes: gpu.totalBytes, budgetBytes: budget.budgetBytes, batchSize: await maxBatchOf(setup) };
     if (options.minBatch !== undefined) {
@@ -120,7 +120,7 @@ function catalogBudgets(options: GpusFitOptions): { gpu: FitGpu; budget: Budget 
 export async function gpusFitPlan(plan: MemoryPlan, options: Omit<GpusFitOptions, "minBatch" | "maxDataParallel"> = {}): Promise<GpuFit[]> {
   const rows: GpuFit[] = [];
   for (const { gpu, budget } of catalogBudgets(options)) {
-    const { batchSize } = await measureAnalytic(plan, budget, 1, options.signal);
+    const batchSize = await analyticMaxBatchOn(plan, budget, options.signal);
     rows.push({ id: gpu.id, name: gpu.name, totalBytes: gpu.totalBytes, budgetBytes: budget.budgetBytes, batchSize });
   }
   return rows;

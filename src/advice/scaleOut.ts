@@ -27,31 +27,36 @@ export interface Budget {
  * change they chose), every identical device and every catalog GPU of the same size asks it
  * again, and `gpus --fit` asks it of every data-parallel count whose step is the same.
  */
-const measured = new WeakMap<readonly PlannedTensor[], Map<string, Promise<{ batchSize: number; bytesAtBatch: number }>>>();
+const measured = new WeakMap<readonly PlannedTensor[], Map<string, Promise<number>>>();
 
 /**
- * The analytic largest batch of a plan on a budget, and the bytes it needs at `batch`. Advice and
- * `gpus --fit` make hundreds of these: each first gives a signal its chance (`checkpoint`). An
- * answer being measured is shared too (identical devices' advice runs at once); one that failed
- * (an interruption) is forgotten.
+ * The analytic largest batch of a plan on a budget. Advice and `gpus --fit` make hundreds of
+ * these: each first gives a signal its chance (`checkpoint`). An answer being measured is shared
+ * too (identical devices' advice runs at once); one that failed (an interruption) is forgotten.
  */
-export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: number, signal?: AbortSignal): Promise<{ batchSize: number; bytesAtBatch: number }> {
+export async function analyticMaxBatchOn(plan: MemoryPlan, budget: Budget, signal?: AbortSignal): Promise<number> {
   await checkpoint(signal);
   let answers = measured.get(plan.tensors);
   if (answers === undefined) measured.set(plan.tensors, (answers = new Map()));
-  const key = JSON.stringify([phasesOf(plan).length, budget.budgetBytes, budget.allocator, budget.maxBatch ?? null, batch]);
+  const key = JSON.stringify([phasesOf(plan).length, budget.budgetBytes, budget.allocator, budget.maxBatch ?? null]);
   const known = answers.get(key);
   if (known !== undefined) return known;
-  const answer = (async () => {
-    const { batchSize } = await analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch, signal);
-    await checkpoint(signal); // each replay of a deep model's step takes a while
-    const bytesAtBatch = bytesWithin(plan, batch, budget.allocator, budget.budgetBytes);
-    await checkpoint(signal); // and so does the next plan the caller builds
-    return { batchSize, bytesAtBatch };
-  })();
+  const answer = analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch, signal).then((r) => r.batchSize);
   answers.set(key, answer);
   answer.catch(() => answers.delete(key));
   return answer;
+}
+
+/**
+ * The analytic largest batch of a plan on a budget ({@link analyticMaxBatchOn}), and the bytes it
+ * needs at `batch` (one more replay: asked for only where the bytes are shown).
+ */
+export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: number, signal?: AbortSignal): Promise<{ batchSize: number; bytesAtBatch: number }> {
+  const batchSize = await analyticMaxBatchOn(plan, budget, signal);
+  await checkpoint(signal); // each replay of a deep model's step takes a while
+  const bytesAtBatch = bytesWithin(plan, batch, budget.allocator, budget.budgetBytes);
+  await checkpoint(signal); // and so does the next plan the caller builds
+  return { batchSize, bytesAtBatch };
 }
 
 /**
