@@ -22,11 +22,27 @@ function confOf(allocConf: string | undefined): AllocConf {
   return allocConf === undefined ? DEFAULT_ALLOC_CONF : parseAllocConf(allocConf);
 }
 
-/** What the emulation asks of the device with no memory pressure: + cudaMalloc, - cudaFree (its size). */
-export function emulatedDeviceCalls(plan: MemoryPlan, batch: number, allocConf: string | undefined): number[] {
-  const log = replayAtCapacity(allocationTrace(plan, batch), Number.POSITIVE_INFINITY, confOf(allocConf), { segments: true }).segmentLog!;
-  const mallocs = log.filter((entry) => entry > 0);
-  return log.map((entry) => (entry > 0 ? entry : -mallocs[-entry - 1]!));
+/** What the emulation's replay did: its device calls (+ cudaMalloc, - cudaFree, by size), peaks and retries. */
+export interface EmulatedReplay {
+  fits: boolean;
+  deviceCalls: number[];
+  peakAllocatedBytes: number;
+  peakReservedBytes: number;
+  numAllocRetries: number;
+}
+
+/** The emulation's replay of the step at a batch on a device with `capacityBytes` (Infinity: no memory pressure). */
+export function emulatedReplay(plan: MemoryPlan, batch: number, capacityBytes: number, allocConf: string | undefined): EmulatedReplay {
+  const replay = replayAtCapacity(allocationTrace(plan, batch), capacityBytes, confOf(allocConf), { segments: true });
+  // The log names a cudaFree by the cudaMalloc it undoes (-(k + 1)); the genuine allocator's by its size.
+  const mallocs = replay.segmentLog!.filter((entry) => entry > 0);
+  return {
+    fits: replay.fits,
+    deviceCalls: replay.segmentLog!.map((entry) => (entry > 0 ? entry : -mallocs[-entry - 1]!)),
+    peakAllocatedBytes: replay.allocatedPeakBytes,
+    peakReservedBytes: replay.reservedPeakBytes,
+    numAllocRetries: replay.allocRetries,
+  };
 }
 
 /** The emulation's reserved peak with no memory pressure, under PyTorch's defaults. */

@@ -11,8 +11,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 
 import { listPresets } from "../../src/index.js";
 import { searchMaxBatch } from "../../src/fit/search.js";
-import { emulatedDeviceCalls, emulatedReservedBytes, eventsLog, presetPlan, vramfitLargestBatch } from "./emulation.js";
-import { DEVICE_BYTES, GenuineAllocator, buildHarness, findCudaInclude, findTorchWheel, type TorchWheel } from "./genuineAllocator.js";
+import { emulatedReplay, emulatedReservedBytes, eventsLog, presetPlan, vramfitLargestBatch, type EmulatedReplay } from "./emulation.js";
+import { DEVICE_BYTES, GenuineAllocator, buildHarness, findCudaInclude, findTorchWheel, type GenuineReplay, type TorchWheel } from "./genuineAllocator.js";
 
 /**
  * PyTorch's defaults; `max_split_size_mb:128` (blocks of 128 MiB or more are never split, so large
@@ -46,6 +46,8 @@ interface LargestRow {
   vramfit: number;
   genuine: number;
   genuineReplays: number;
+  genuineAtAnswer?: GenuineReplay;
+  emulatedAtAnswer?: EmulatedReplay;
 }
 
 describe.skipIf(skipReason !== undefined)("PyTorch's genuine caching allocator against vramfit's, every preset", () => {
@@ -67,7 +69,7 @@ describe.skipIf(skipReason !== undefined)("PyTorch's genuine caching allocator a
           await Promise.all(CONFIGS.map(async (conf) => {
             const genuine = await allocators.get(conf)!.replay(log(batch), 0);
             if (!genuine.fits) throw new Error(`${name} batch ${batch} ran out of ${DEVICE_BYTES} bytes (${label(conf)})`);
-            sequences.get(conf)!.push({ name, batch, genuine: genuine.deviceCalls, emulated: emulatedDeviceCalls(plan, batch, conf) });
+            sequences.get(conf)!.push({ name, batch, genuine: genuine.deviceCalls, emulated: emulatedReplay(plan, batch, Number.POSITIVE_INFINITY, conf).deviceCalls });
           }));
         }
         // The capacities: what the emulation reserves with no limit at the three batches, to the
@@ -77,8 +79,18 @@ describe.skipIf(skipReason !== undefined)("PyTorch's genuine caching allocator a
           await Promise.all(CONFIGS.map(async (conf) => {
             const vramfit = await vramfitLargestBatch(plan, capacityBytes, conf);
             const allocator = allocators.get(conf)!;
-            const genuine = await searchMaxBatch(async (b) => (await allocator.replay(log(b), capacityBytes)).fits, { seed: vramfit });
-            largest.get(conf)!.push({ name, capacityBytes, vramfit, genuine: genuine.batchSize, genuineReplays: genuine.evaluations });
+            const replays = new Map<number, GenuineReplay>();
+            const genuine = await searchMaxBatch(async (b) => {
+              const replay = await allocator.replay(log(b), capacityBytes);
+              replays.set(b, replay);
+              return replay.fits;
+            }, { seed: vramfit });
+            // At the answer, under pressure: what each allocator did on the way (the out-of-memory path's frees).
+            const atAnswer = replays.get(genuine.batchSize);
+            largest.get(conf)!.push({
+              name, capacityBytes, vramfit, genuine: genuine.batchSize, genuineReplays: genuine.evaluations,
+              ...(atAnswer !== undefined && { genuineAtAnswer: atAnswer, emulatedAtAnswer: emulatedReplay(plan, genuine.batchSize, capacityBytes, conf) }),
+            });
           }));
         }
       }
@@ -113,6 +125,20 @@ describe.skipIf(skipReason !== undefined)("PyTorch's genuine caching allocator a
       expect(disagreements).toEqual([]);
     });
   }
+
+  for (const conf of CONFIGS) {
+    it(`at the largest batch, under that memory pressure, the same device calls, peaks and retries (${label(conf)})`, () => {
+      const rows = largest.get(conf)!.filter((row) => row.genuineAtAnswer !== undefined);
+      expect(rows.length).toBeGreaterThan(presets.length);
+      // The out-of-memory path was taken somewhere: this compares more than the unconstrained replays do.
+      expect(rows.some((row) => row.genuineAtAnswer!.numAllocRetries > 0 || row.genuineAtAnswer!.deviceCalls.some((bytes) => bytes < 0))).toBe(true);
+      const disagreements = rows
+        .filter(({ genuineAtAnswer: g, emulatedAtAnswer: e }) => !(e!.fits && sameCalls(g!.deviceCalls, e!.deviceCalls) && g!.peakAllocatedBytes === e!.peakAllocatedBytes && g!.peakReservedBytes === e!.peakReservedBytes && g!.numAllocRetries === e!.numAllocRetries))
+        .map(({ name, capacityBytes, genuine, genuineAtAnswer: g, emulatedAtAnswer: e }) =>
+          `${name} batch ${genuine} at ${capacityBytes / MiB} MiB: genuine ${g!.deviceCalls.length} calls, peaks ${g!.peakAllocatedBytes}/${g!.peakReservedBytes}, ${g!.numAllocRetries} retries; emulation ${e!.fits ? "" : "(out of memory) "}${e!.deviceCalls.length} calls, ${e!.peakAllocatedBytes}/${e!.peakReservedBytes}, ${e!.numAllocRetries}`);
+      expect(disagreements).toEqual([]);
+    });
+  }
 });
 
 function sameCalls(a: readonly number[], b: readonly number[]): boolean {
@@ -141,6 +167,10 @@ function reportTable(sequences: Map<string | undefined, SequenceRow[]>, largest:
     }
     for (const [name, entry] of byPreset) lines.push(`| ${name} | ${label(conf)} | ${entry.seq.join(", ")} | ${entry.big.join("; ")} |`);
   }
+  const atAnswer = CONFIGS.flatMap((conf) => largest.get(conf)!).filter((row) => row.genuineAtAnswer !== undefined);
+  const retried = atAnswer.filter((row) => row.genuineAtAnswer!.numAllocRetries > 0).length;
+  const freed = atAnswer.filter((row) => row.genuineAtAnswer!.deviceCalls.some((bytes) => bytes < 0)).length;
+  lines.push("", `At the answer (${atAnswer.length} replays that fit): ${retried} took the out-of-memory path's last retry (num_alloc_retries > 0), ${freed} freed cached segments on the way (cudaFree).`);
   return `${lines.join("\n")}\n`;
 }
 
