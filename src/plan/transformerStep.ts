@@ -85,9 +85,29 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
     })).map((o) => ({ ...o, stage }));
   /** A norm: saves its input and fp32 statistics. */
   const norm = (stage: number, prefix: string, input: number, outputName: string, group: string): number => {
+    if (arch.norm === "rmsnorm") return rmsNorm(stage, prefix, input, outputName, group);
     const stats = normStats(stage, prefix);
     const [out, ...statValues] = tape.op(stage, local(prefix), [input], [{ name: outputName, size: hidden() }, ...stats], { groups: [group], trains: shape.lora === undefined });
     tape.ops.at(-1)!.saves.push(input, ...statValues);
+    return out!;
+  };
+  /**
+   * LlamaRMSNorm as Python runs it (transformers 5.18 modeling_llama.py lines 62-67):
+   * `hidden_states.to(torch.float32)` (an fp32 copy of a 16-bit input, which `pow` saves), the
+   * normalization in fp32 (`rsqrt` saved, the fp32 product a transient), `.to(input_dtype)` (the
+   * normalized tensor, which `self.weight *` saves) and the weighted output. In fp32 the cast is the
+   * input itself. Gemma's variant (`output * (1.0 + weight.float())`) keeps the same sizes but for
+   * its fp32 product, taken alike here.
+   */
+  const rmsNorm = (stage: number, prefix: string, input: number, outputName: string, group: string): number => {
+    const name = local(prefix);
+    const upcast = e === 4 ? input : tape.op(stage, `${name}.upcast`, [input], [{ name: `${prefix}.input_fp32`, size: replicated(4 * s * h) }])[0]!;
+    const [normalized, rstd] = tape.op(stage, name, [upcast], [
+      { name: `${prefix}.normalized`, size: hidden() },
+      { name: `${prefix}.rstd`, size: replicated(4 * s), requiresGrad: false },
+    ], { forwardTemporaries: e === 4 ? [] : [{ name: `${prefix}.normalized_fp32`, size: replicated(4 * s * h) }] });
+    tape.ops.at(-1)!.saves.push(upcast, rstd!);
+    const [out] = tape.op(stage, `${name}.weight`, [normalized!], [{ name: outputName, size: hidden() }], { saves: [normalized!], groups: [group], trains: shape.lora === undefined });
     return out!;
   };
   /** Dropout as CUDA runs it (native_dropout): its output, and a 1-byte mask it saves, named `<maskPrefix>_mask`. */

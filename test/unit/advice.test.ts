@@ -73,14 +73,13 @@ describe("llama-2-13b, train, amp, AdamW, seq 2048, batch 4 on an A100-80GB (the
     expect(report.items.length).toBeGreaterThan(0);
     expect(report.items.length).toBeLessThanOrEqual(5);
     expect(report.reachable).toBe(true);
-    // Tensor parallelism over 4 GPUs is cheaper than ZeRO-3 over 16: fewer GPUs. Both reach batch 4
-    // because the step is replayed at the GPU's capacity, where PyTorch frees its cached segments
-    // and retries (issue 23): measured by the unconstrained peak, 8 and 32 GPUs were needed.
-    // Over 2 batch 4 does not fit: the optimizer step holds foreach AdamW's fp32 copy of the
-    // weights (4 B a parameter) on top of weights, gradients and states (16 B).
-    expect(report.items.slice(0, 2).map((a) => a.change)).toEqual(["--tp 4", "--zero 3 --gpus 16"]);
-    expect(await maxBatch(llama, { ...setup, tp: 2 }, target)).toBeLessThan(4);
-    expect(report.summary).toBe("2 changes reach batch 4, cheapest first");
+    // Only tensor parallelism over 8 GPUs reaches batch 4: LlamaRMSNorm keeps an fp32 copy of its
+    // input and its normalized output for backward (issue 21; transformers' modeling_llama.py), so
+    // the activations, which ZeRO does not split, leave ZeRO-3 at batch 2 however many GPUs share the
+    // states; over 4 tensor-parallel ranks batch 4 does not fit either.
+    expect(report.items.slice(0, 2).map((a) => a.change)).toEqual(["--tp 8", "--zero 3 --gpus 8"]);
+    expect(await maxBatch(llama, { ...setup, tp: 4 }, target)).toBeLessThan(4);
+    expect(report.summary).toBe("1 change reaches batch 4, cheapest first");
     for (const advice of report.items) {
       expect(advice.source).toBe("analytic");
       if (advice.kind === "gpu") continue;
@@ -88,8 +87,9 @@ describe("llama-2-13b, train, amp, AdamW, seq 2048, batch 4 on an A100-80GB (the
       expect(advice.reachesTarget).toBe(advice.batchSize >= 4);
       expect(advice.cost).toMatch(/\(.*(19|20)\d\d.*\)/); // every cost names its source
     }
-    // The smallest power-of-two ZeRO-3 group: 8 GPUs do not reach batch 4, 16 do.
+    // ZeRO-3 does not reach batch 4 over 8 GPUs, nor over 64.
     expect(await maxBatch(llama, { ...setup, zeroStage: 3, gpus: 8 }, target)).toBeLessThan(4);
+    expect(await maxBatch(llama, { ...setup, zeroStage: 3, gpus: 64 }, target)).toBeLessThan(4);
     // Nothing the user already has, nothing that does not apply: amp and flash are set already.
     expect(report.items.some((a) => a.change.startsWith("--precision") || a.change.startsWith("--attention"))).toBe(false);
   });

@@ -101,3 +101,18 @@ describe("QLoRA: frozen 4-bit projections keep their input (bitsandbytes' MatMul
     expect(activations(nf4) - activations(bf16)).toBe(32 * 2 * s * (h + f));
   });
 });
+
+describe("LlamaRMSNorm's fp32 upcast (transformers 5.18 modeling_llama.py lines 62-67)", () => {
+  test("in 16 bits a norm keeps an fp32 copy of its input and its normalized 16-bit output, not the input itself", () => {
+    const plan = buildPlan(llama, parseSetup({ seq: s, precision: "bf16", attention: "flash" }));
+    const saved = (name: string) => plan.tensors.filter((t) => t.name === name && t.category === "activations").map((t) => t.perSampleBytes);
+    expect(saved("layers.3.norm1.input_fp32")).toEqual([4 * s * h]);
+    expect(saved("layers.3.norm1.normalized")).toEqual([2 * s * h]);
+    expect(saved("layers.3.norm1.rstd")).toEqual([4 * s]);
+    // The residual stream that fed it is no longer kept for the norm's backward.
+    expect(saved("layers.3.norm1.input")).toEqual([]);
+    const fp32 = buildPlan(llama, parseSetup({ seq: s, precision: "fp32", attention: "flash" }));
+    expect(fp32.tensors.some((t) => t.name === "layers.3.norm1.input_fp32")).toBe(false);
+    expect(fp32.tensors.filter((t) => t.name === "layers.3.norm1.normalized" && t.category === "activations").map((t) => t.perSampleBytes)).toEqual([4 * s * h]);
+  });
+});
