@@ -199,5 +199,5 @@ export async function execCheckCommand(options: ExecOptions, io: Io): Promise<nu
 }
 
 function hasWorkload(options: WorkloadOptions): boolean {
-  return [options.model, options.hfConfig, options.spec, options.params, options.perSample].some((o) => o !== undefined);
+  return [options.model, options.hfConfig, options.spec, options.params, options.perSample, options.trace].some((o) => o !== undefined);
 }

@@ -123,7 +123,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--python <path>", description: "with --exec on a simulated GPU: the job's Python, where vramfit finds its torch to check the stubs cover it", commands: TARGET, defaultText: "python3" },
   { flags: "--cudnn-workspace <size>", description: "with --exec on a simulated GPU: the workspace the stub cuDNN asks for per convolution or plan (real cuDNN's depends on the engine it picks; the reserve covers it elsewhere)", commands: TARGET, parse: (t) => parseSize("--cudnn-workspace", t), defaultText: "0" },
   // Output
-  { flags: "--json", description: "JSON on stdout, for scripts", commands: ["info", "batch", "check", "plan", "models", "gpus"] },
+  { flags: "--json", description: "JSON on stdout, for scripts (trace --out: what the file holds)", commands: ["info", "batch", "check", "plan", "models", "gpus", "trace"] },
 ];
 
 /** `--solve batch|seq`. */

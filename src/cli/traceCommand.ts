@@ -1,10 +1,12 @@
 // `vramfit trace`: runs the Python tracer (python/vramfit_trace) on the user's Python and writes the step trace file --trace reads.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { ExitStatus, VramfitError, excerpt, invalidArgument } from "../errors.js";
 import { findGpu } from "../devices/catalog.js";
-import type { Io } from "./io.js";
+import { readStepTrace } from "../step/traceFile.js";
+import { writeJson, type Io } from "./io.js";
 
 export interface TraceOptions {
   hfConfig?: string;
@@ -23,6 +25,7 @@ export interface TraceOptions {
   gpu?: string;
   out?: string;
   python?: string;
+  json?: boolean;
 }
 
 /** The tracer package's folder: `python/` at the package root (dist/cli/ and src/cli/ both sit two below it). */
@@ -100,6 +103,18 @@ export async function traceCommand(options: TraceOptions, io: Io): Promise<numbe
     return ExitStatus.usage;
   }
   if (stderr !== "") io.err(stderr);
-  if (stdout !== "") io.out(stdout);
+  if (options.out === undefined) {
+    io.out(stdout); // the trace itself, JSON already
+    return ExitStatus.ok;
+  }
+  const summary = await traceSummary(options.out);
+  if (options.json) writeJson(io, summary);
+  else io.out(`trace     ${summary.out}: ${summary.workload.name} (${summary.workload.source}), ${summary.events} events, ${summary.affine ? `fitted at batches ${summary.batches.join(", ")}` : `at batch ${summary.batches[0]} only`}`);
   return ExitStatus.ok;
+}
+
+/** What `vramfit trace --out FILE` says of the file it wrote (`--json`: this object). */
+async function traceSummary(out: string) {
+  const trace = readStepTrace(out, JSON.parse(await readFile(out, "utf8")));
+  return { out, workload: trace.workload, affine: trace.affine, batches: trace.batches, events: trace.events.length, environment: trace.environment };
 }

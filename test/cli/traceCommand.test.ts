@@ -49,6 +49,21 @@ describe("vramfit trace", () => {
     await refused(["--torchvision", "resnet50", "--python", fakePython("crashing-python", traceback, 1)], "vramfit: trace: ImportError: libcudart.so.13: cannot open shared object file");
   });
 
+  it("says what it wrote: one line, or with --json the file's workload, batches and event count", async () => {
+    // A Python that "traces" by copying the hand-made trace to --out, with a warning on stderr as transformers prints them.
+    const path = join(scratch, "copying-python");
+    const fixture = join(root, "test/fixtures/trace/hand-made.json");
+    writeFileSync(path, `#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ "$1" = --out ]; then cp "${fixture}" "$2"; fi; shift; done\necho "a warning from the model's code" >&2\n`);
+    chmodSync(path, 0o755);
+    const out = join(scratch, "copied.json");
+    const text = await runCli(["trace", "--torchvision", "resnet50", "--python", path, "--out", out]);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toBe(`trace     ${out}: examples/tiny.py:build (torch), 35 events, fitted at batches 1, 2, 4\n`);
+    expect(text.stderr).toBe("a warning from the model's code\n");
+    const json = await runJson<{ out: string; events: number; affine: boolean; workload: { parameterCount: number } }>(["trace", "--torchvision", "resnet50", "--python", path, "--out", out]);
+    expect(json.json).toMatchObject({ out, events: 35, affine: true, workload: { parameterCount: 335_544_320 } });
+  });
+
   const python = process.env.VRAMFIT_TORCH_CPU_PYTHON;
   const why = python === undefined ? "VRAMFIT_TORCH_CPU_PYTHON is unset (.ci/python-envs.sh makes the torch 2.13 CPU venv)" : !existsSync(python) ? `${python} does not exist` : undefined;
   it.skipIf(why !== undefined)(`traces a tiny Llama that batch --trace then probes on a simulated GPU${why !== undefined ? ` (skipped: ${why})` : ""}`, async () => {
