@@ -1,7 +1,7 @@
 // The CLI reference (docs/cli.md), generated from the options table (one source of truth).
 import { OPTIONS, type CommandName } from "./options.js";
 
-const COMMAND_ORDER: readonly CommandName[] = ["info", "batch", "check", "plan", "models", "gpus"];
+const COMMAND_ORDER: readonly CommandName[] = ["info", "batch", "check", "plan", "models", "gpus", "trace"];
 
 export function cliReferenceMarkdown(): string {
   const rows = OPTIONS.map((o) => {
