@@ -2,19 +2,22 @@
 // How long one replay of a step through the caching-allocator emulation takes in a fresh process (issue 23, item 5).
 //   node scripts/replay-speed.mjs [--runs N] [--root DIR] [--json]
 // Each measurement is a new `node` process that loads the build (dist/ under --root, default this
-// checkout), makes the trace (not timed) and times one replay: the main thread's CPU time
-// (so a busy machine's waits for a core do not count) and the wall time. That is
+// checkout), makes the trace (not timed) and times one replay: the process's CPU time
+// (getrusage, so a busy machine's waits for a core do not count) and the wall time (median, and
+// the least, which on a busy machine is the closest to an idle one's). That is
 // the cost the CLI pays, cold code included. Cases: a 10,000-event random step (seeded: sizes log-uniform from
 // 512 B to 64 MiB, each free a random live tensor) with no memory limit and at a capacity that
 // forces the out-of-memory path, and ResNet-152's training step (5,926 events) at batch 64.
 // --root another checkout (e.g. an older main) times its replay the same way: where that build
-// has no replayAtCapacity, its cachingAllocatorSegments (no capacity) is timed.
+// has no replayAtCapacity, its cachingAllocatorSegments (no capacity) is timed. Where the addon
+// has the native replay it answers (its load is timed apart, before the replay);
+// VRAMFIT_NATIVE_REPLAY=0 times the TypeScript replay instead.
 //   node scripts/replay-speed.mjs --cli --against DIR [--runs N]
 // times the whole `vramfit batch --model resnet152` (no GPU: four catalog GPUs answered
 // analytically) of this checkout and of the checkout DIR, interleaved: the process's CPU time
 // (user + system, read at exit), medians.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -57,19 +60,6 @@ function randomTrace() {
   return { order, bytes };
 }
 
-/**
- * Nanoseconds this thread has run on a CPU (Linux's /proc/thread-self/schedstat): the replay's own
- * time, without the waits for a core on a busy machine and without V8's background threads
- * (compiler, GC helpers), which process.cpuUsage would add. Undefined elsewhere.
- */
-function threadCpuNs() {
-  try {
-    return Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]);
-  } catch {
-    return undefined;
-  }
-}
-
 async function worker(name) {
   const allocator = await import(pathToFileURL(resolve(root, "dist/fit/cachingAllocator.js")).href);
   let trace;
@@ -91,20 +81,24 @@ async function worker(name) {
   }
   const capacity = pressure ? Number(args.capacity) : Number.POSITIVE_INFINITY;
   const replay = allocator.replayAtCapacity ?? ((t) => allocator.cachingAllocatorSegments(t));
-  threadCpuNs(); // the file opened once before timing
+  // The addon, where the build replays natively: loaded (and its load timed) before the replay is.
+  const binding = await import(pathToFileURL(resolve(root, "dist/native/binding.js")).href);
+  let addonLoadMicros;
+  if (typeof binding.nativeReplay === "function") {
+    const before = process.hrtime.bigint();
+    const loaded = binding.nativeReplay() !== undefined;
+    addonLoadMicros = loaded ? Number(process.hrtime.bigint() - before) / 1e3 : undefined;
+  }
   const started = process.hrtime.bigint();
   const cpu = process.cpuUsage();
-  const thread = threadCpuNs();
   const result = pressure ? replay(trace, capacity) : replay(trace);
-  const threadAfter = threadCpuNs();
   const spent = process.cpuUsage(cpu);
   const wallMicros = Number(process.hrtime.bigint() - started) / 1e3;
-  const processMicros = spent.user + spent.system;
-  // The main thread's CPU time where Linux tells it, else the process's: not wall time, which on a
-  // busy machine counts the waits for a core between time slices.
-  const micros = thread !== undefined && threadAfter !== undefined ? (threadAfter - thread) / 1e3 : processMicros;
+  // The process's CPU time (getrusage: the main thread and V8's helper threads, compiling and
+  // collecting for it), which a busy machine's waits for a core do not inflate as they do wall time.
+  const micros = spent.user + spent.system;
   const events = trace.order.length;
-  return { name, events, micros, processMicros, wallMicros, ...(result.fits !== undefined && { fits: result.fits, cudaFrees: result.cudaFrees, allocRetries: result.allocRetries }) };
+  return { name, events, micros, wallMicros, native: addonLoadMicros !== undefined, ...(addonLoadMicros !== undefined && { addonLoadMicros }), ...(result.fits !== undefined && { fits: result.fits, cudaFrees: result.cudaFrees, allocRetries: result.allocRetries }) };
 }
 
 /** CPU seconds of `vramfit batch --model resnet152` run from `checkout`, read by a preloaded exit hook. */
@@ -140,6 +134,7 @@ if (args.cli) {
   for (const name of CASES) {
     const samples = [];
     const walls = [];
+    const loads = [];
     let last;
     const worker = (extra) => {
       const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", root, ...extra], { encoding: "utf8" });
@@ -158,6 +153,7 @@ if (args.cli) {
       if (last.skipped !== undefined) break;
       samples.push(last.micros);
       walls.push(last.wallMicros);
+      if (last.addonLoadMicros !== undefined) loads.push(last.addonLoadMicros);
     }
     if (samples.length === 0) {
       rows.push({ name, skipped: last.skipped });
@@ -165,15 +161,15 @@ if (args.cli) {
     }
     samples.sort((a, b) => a - b);
     walls.sort((a, b) => a - b);
-    const { micros: _, wallMicros: __, processMicros: ___, ...shown } = last;
-    rows.push({ ...shown, runs: samples.length, medianMs: samples[samples.length >> 1] / 1e3, maxMs: samples[samples.length - 1] / 1e3, medianWallMs: walls[walls.length >> 1] / 1e3 });
+    const { micros: _, wallMicros: __, addonLoadMicros: ___, ...shown } = last;
+    rows.push({ ...shown, runs: samples.length, medianMs: samples[samples.length >> 1] / 1e3, maxMs: samples[samples.length - 1] / 1e3, medianWallMs: walls[walls.length >> 1] / 1e3, minWallMs: walls[0] / 1e3, ...(loads.length > 0 && { addonLoadMedianMs: [...loads].sort((a, b) => a - b)[loads.length >> 1] / 1e3 }) });
   }
   if (args.json) process.stdout.write(`${JSON.stringify({ root, node: process.version, rows }, null, 2)}\n`);
   else {
     console.log(`one replay in a fresh process (${root}, node ${process.version}, ${runs} processes per case)`);
     for (const r of rows) {
       if (r.skipped !== undefined) console.log(`${r.name.padEnd(20)} skipped: ${r.skipped}`);
-      else console.log(`${r.name.padEnd(20)} ${String(r.events).padStart(6)} events  CPU median ${r.medianMs.toFixed(3)} ms, max ${r.maxMs.toFixed(3)} ms (wall median ${r.medianWallMs.toFixed(3)} ms)${r.fits !== undefined ? `  fits ${r.fits}, cudaFree ${r.cudaFrees}, retries ${r.allocRetries}` : ""}`);
+      else console.log(`${r.name.padEnd(20)} ${String(r.events).padStart(6)} events  CPU median ${r.medianMs.toFixed(3)} ms, max ${r.maxMs.toFixed(3)} ms (wall median ${r.medianWallMs.toFixed(3)} ms, min ${r.minWallMs.toFixed(3)} ms)${r.native ? `, native (addon load ${r.addonLoadMedianMs.toFixed(3)} ms wall, not counted)` : ", TypeScript"}${r.fits !== undefined ? `  fits ${r.fits}, cudaFree ${r.cudaFrees}, retries ${r.allocRetries}` : ""}`);
     }
   }
 }

@@ -207,7 +207,7 @@ async function onDeviceThenRelease<T>(target: DeviceTarget, options: DeviceWorkO
  *
  * @param plan - What to fit, from {@link planMemory}.
  * @param options - The target, `reserveBytes`/`reservePercent`/`maxMemBytes`/`maxBatch`,
- *   `allocator`, `jobContextBytes`, `touch`, `signal`, `keepWarm`.
+ *   `allocator`, `allocConf` (PYTORCH_CUDA_ALLOC_CONF), `jobContextBytes`, `touch`, `signal`, `keepWarm`.
  * @returns `batchSize` (0 when not even batch 1 fits), `source` (`device` or `analytic`),
  *   `probes`, `budgetBytes`, `bytesAtBatch`, `predictedBatchSize`, `device`, `elapsedMs`.
  * @throws {@link VramfitError} `ERR_INVALID_ARGUMENT` naming the field for a plan or an option that
@@ -269,7 +269,7 @@ export async function findMaxSeq(workload: Workload, setup: RunSetup, batch: num
  * @param batch - The batch size to check: a whole number from 0 (the fixed bytes alone), small
  *   enough that the plan's bytes stay below 2^53 (`ERR_INVALID_ARGUMENT` naming `batch` otherwise).
  * @param options - The target (as for {@link findMaxBatch}), `reserveBytes`, `maxMemBytes`,
- *   `allocator`, `jobContextBytes`, `touch`, `withoutContext`, `keepWarm`.
+ *   `allocator`, `allocConf`, `jobContextBytes`, `touch`, `withoutContext`, `keepWarm`.
  * @returns `fits`, `needBytes`, `budgetBytes`, `device`, `source`, `probes` (0 or 1), and
  *   `reason` when the answer is analytic because no GPU was usable.
  * @throws {@link VramfitError} as {@link findMaxBatch} does.

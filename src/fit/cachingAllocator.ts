@@ -30,6 +30,7 @@
 // block ids sorted by (size, address): a replay of 10,000 events takes well under a millisecond
 // in a fresh process (scripts/replay-speed.mjs), where per-block objects took several.
 import { traceOfEvents, type AllocationEvent, type AllocationTrace } from "../step/allocationTrace.js";
+import { nativeReplay } from "../native/binding.js";
 import { DEFAULT_ALLOC_CONF, type AllocConf } from "./allocConf.js";
 
 const MiB = 2 ** 20;
@@ -107,8 +108,10 @@ export interface ReplayResult {
 }
 
 export interface ReplayOptions {
-  /** Record the driver calls (`segmentLog`). */
+  /** Record the driver calls (`segmentLog`); the TypeScript replay does that. */
   segments?: boolean;
+  /** Replay in TypeScript even where the addon's native replay is there (tests compare the two). */
+  typescript?: boolean;
 }
 
 // ---- the replay's state, kept between replays (one replay runs at a time: it never yields) ----
@@ -221,6 +224,11 @@ function remove(pool: Pool, id: number): void {
  */
 export function replayAtCapacity(step: AllocationStep, capacityBytes = Number.POSITIVE_INFINITY, conf: AllocConf = DEFAULT_ALLOC_CONF, options: ReplayOptions = {}): ReplayResult {
   const { order, bytes } = asTrace(step);
+  // The addon's replay (native/addon/replay_step.cc), same rules: a fresh process would otherwise run this loop cold.
+  const native = options.segments || options.typescript ? undefined : nativeReplay();
+  if (native !== undefined) {
+    return native(order, bytes, capacityBytes, conf.maxSplitSizeBytes, conf.maxNonSplitRoundingBytes, Float64Array.from(conf.roundupPower2Divisions));
+  }
   const { maxSplitSizeBytes: maxSplit, maxNonSplitRoundingBytes: maxRounding, roundupPower2Divisions: divisions } = conf;
   const plainRounding = divisions.every((n) => n <= 1);
   const log: number[] | undefined = options.segments ? [] : undefined;

@@ -236,4 +236,20 @@ export interface Addon {
   };
   /** `flock(fd, LOCK_EX | LOCK_NB)`: true when locked, false when another open file holds it. Throws `ERR_LOCK`. */
   tryLockFile(fd: number): boolean;
+  /**
+   * src/fit/cachingAllocator.ts's replay at a capacity, natively (native/addon/replay_step.cc):
+   * synchronous, pure, no driver. Absent from an addon built before it.
+   */
+  replayStep?(order: Int32Array, bytes: Float64Array, capacityBytes: number, maxSplitSizeBytes: number, maxNonSplitRoundingBytes: number, divisions: Float64Array): NativeReplay;
+}
+
+/** What `replayStep` returns: the figures of src/fit/cachingAllocator.ts's ReplayResult, without the segment log. */
+export interface NativeReplay {
+  fits: boolean;
+  reservedPeakBytes: number;
+  allocatedPeakBytes: number;
+  cudaMallocs: number;
+  cudaFrees: number;
+  allocRetries: number;
+  failedAt: number;
 }

@@ -128,6 +128,18 @@ export function openNvml(options: BackendOptions = {}): Promise<NvmlBackend> {
 }
 
 /**
+ * The addon's native step replay, loading the addon if need be (no driver: it is pure); undefined
+ * where the addon does not load, is too old to have it, or VRAMFIT_NATIVE_REPLAY=0 (the
+ * TypeScript replay then answers: the same figures, slower in a fresh process).
+ */
+export function nativeReplay(): NonNullable<Addon["replayStep"]> | undefined {
+  if (process.env.VRAMFIT_NATIVE_REPLAY === "0") return undefined;
+  const addon = (addonOnce ??= loadAddon());
+  if ("reason" in addon || typeof addon.replayStep !== "function") return undefined;
+  return addon.replayStep.bind(addon);
+}
+
+/**
  * The backend if this process has opened it, without opening it: what releasing contexts needs
  * (nothing to release when the driver was never loaded, and no reason to load it then).
  */
