@@ -90,8 +90,8 @@ export async function gpusFit(workload: Workload, setup: RunSetup, options: Gpus
       const maxRanksHere = gpu.integrated ? 1 : maxRanks;
       for (const tp of gpu.integrated ? degrees.filter((t) => t === 1) : degrees) {
         const at = (ranks: number): RunSetup => ({ ...setup, tp, ...(train && { gpus: ranks }) });
-        const reaches = async (ranks: number) => ranks * (await maxBatchOf(at(ranks))) >= target;
-        const ranks = await fewestRanks(reaches, maxRanksHere);
+        const perRank = (ranks: number) => maxBatchOf(at(ranks));
+        const ranks = await fewestRanks(perRank, target, maxRanksHere, (ranks) => plan(at(ranks))?.tensors);
         if (ranks === undefined) continue;
         if (best === undefined || tp * ranks < best.tp * best.dataParallel) {
           best = { tp, dataParallel: ranks, zeroStage: train ? s.zeroStage : 0, batchPerGpu: Math.ceil(target / ranks), maxBatchPerGpu: await maxBatchOf(at(ranks)) };
@@ -127,17 +127,30 @@ export async function gpusFitPlan(plan: MemoryPlan, options: Omit<GpusFitOptions
 }
 
 /**
- * The fewest data-parallel ranks, at most `max`, for which `reaches` holds; it is monotone
- * (more ranks: at least as much memory per rank under ZeRO, and more samples in all). Doubling
- * finds a bracket, bisection the count. ZeRO-3 may need more ranks than samples to fit one each.
+ * The fewest data-parallel ranks, at most `max`, whose largest batch per rank × ranks reaches
+ * `target`; that is monotone (more ranks: at least as much memory per rank under ZeRO, and more
+ * samples in all). Doubling finds a bracket, bisection the count. ZeRO-3 may need more ranks than
+ * samples to fit one each. Where both ends of the bracket have the same step (`stepAt`: the plan's
+ * shared tensor list; without ZeRO every count from 2 up holds the same tensors), every count
+ * between has it too, since ZeRO's shards only shrink as ranks grow: each rank's batch is the
+ * same, and the count is ⌈target / batch⌉, found without a plan for each count tried.
  */
-async function fewestRanks(reaches: (ranks: number) => Promise<boolean>, max: number): Promise<number | undefined> {
+async function fewestRanks(
+  perRank: (ranks: number) => Promise<number>,
+  target: number,
+  max: number,
+  stepAt: (ranks: number) => unknown,
+): Promise<number | undefined> {
+  const reaches = async (ranks: number) => ranks * (await perRank(ranks)) >= target;
   let failed = 0; // the largest count known not to reach
   let high = 1; // a count that reaches, once found
   while (!(await reaches(high))) {
     if (high >= max) return undefined;
     failed = high;
     high = Math.min(high * 2, max);
+  }
+  if (failed > 0 && stepAt(failed) !== undefined && stepAt(failed) === stepAt(high)) {
+    return Math.max(failed + 1, Math.ceil(target / (await perRank(high))));
   }
   while (high - failed > 1) {
     const middle = failed + Math.floor((high - failed) / 2);
