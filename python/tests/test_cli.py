@@ -49,3 +49,12 @@ def test_tiny_llama_trace_is_affine_and_categorised(tmp_path):
     assert any(e[3] > 0 for e in allocs if e[5] == "activations"), "activations grow with the batch"
     again = tracer(*argv, cache=tmp_path / "cache")
     assert "cached" in again.stderr and out_file.read_text() == json.dumps(trace, separators=(",", ":")) + "\n"
+
+
+def test_missing_torch_names_what_to_install(tmp_path):
+    # -S: no site-packages, so no torch: what a Python without PyTorch sees.
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, VRAMFIT_TRACE_CACHE=str(tmp_path))
+    out = subprocess.run([sys.executable, "-S", "-m", "vramfit_trace", "--hf-config", "x.json"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 4
+    assert out.stderr.strip().splitlines() == ["vramfit trace: PyTorch (torch) is not installed in this Python: pip install torch"]

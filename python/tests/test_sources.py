@@ -1,0 +1,55 @@
+"""torchvision, timm, the user's own file (examples/trace-own-model.py) and LoRA through PEFT trace a step."""
+import os
+
+import pytest
+
+from vramfit_trace.cli import parse
+from vramfit_trace.errors import TraceError
+from vramfit_trace.sources import resolve
+from vramfit_trace.tracer import trace_batch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CONFIGS = os.path.join(ROOT, "python", "tests", "configs")
+
+
+def by_category(argv, batch=2):
+    options = parse(argv)
+    build, _env = resolve(options)
+    events, _recorder, workload = trace_batch(build, options, batch)
+    totals = {}
+    for e in events:
+        if e[0] == "a":
+            totals[e[5]] = totals.get(e[5], 0) + e[2]
+    return totals, workload
+
+
+def test_torchvision_resnet18():
+    totals, workload = by_category(["--torchvision", "resnet18", "--image", "32"])
+    assert workload.counts() == (11_689_512, 11_689_512)  # torchvision's resnet18, as its docs list it
+    assert totals["optimizerStates"] == 2 * totals["gradients"]
+
+
+def test_timm_vit_tiny():
+    totals, workload = by_category(["--timm", "vit_tiny_patch16_224"])
+    assert workload.counts()[0] == 5_717_416  # timm's vit_tiny_patch16_224 (ImageNet-1k head)
+    assert totals["activations"] > 0
+
+
+def test_own_model_example():
+    totals, workload = by_category(["--torch", os.path.join(ROOT, "examples", "trace-own-model.py") + ":make"])
+    # 512·2048 + 2048 + 2·2048 (LayerNorm) + 2048·2048 + 2048 + 2048·10 + 10
+    assert workload.counts()[0] == 512 * 2048 + 2048 + 2 * 2048 + 2048 * 2048 + 2048 + 2048 * 10 + 10
+    assert totals["gradients"] >= 4 * workload.counts()[0]
+
+
+def test_lora_trains_only_the_adapters():
+    totals, workload = by_category(["--hf-config", os.path.join(CONFIGS, "tiny-llama.json"), "--seq", "16", "--lora-rank", "4"])
+    total, trainable = workload.counts()
+    # PEFT's llama default targets q_proj and v_proj: rank 4 × (in + out) per adapter, 2 layers.
+    assert trainable == 2 * (4 * (64 + 64) + 4 * (64 + 32))
+    assert totals["optimizerStates"] == 2 * totals["gradients"] < 4 * 512 * 8 * 2
+
+
+def test_missing_function_is_one_line():
+    with pytest.raises(TraceError, match="has no function 'nope'"):
+        resolve(parse(["--torch", os.path.join(ROOT, "examples", "trace-own-model.py") + ":nope"]))
