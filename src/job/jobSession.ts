@@ -174,9 +174,14 @@ async function withSimulatedSession<T>(
       ...(options.signal !== undefined && { signal: options.signal }),
     });
     const report = readSimulatedRun(prefix);
+    // A run that fitted only because its allocator, refused by the device, freed its cache and
+    // retried (c10/cuda/CUDACachingAllocator.cpp's out-of-memory path) has no peak that says what
+    // it needs: the count, taken after that freeing, is below the need and can fall below a smaller
+    // batch's, which the search would read as a job that caps its batch. It counts as fitting, unmeasured.
+    const atCapacity = run.fits && report.failedMallocs > 0;
     return {
       ...run,
-      ...(report.peakBytes !== null && { peakBytes: report.peakBytes, peakSource: "simulated-gpu" as const }),
+      ...(atCapacity ? { peakBytes: null, peakSource: "none" as const } : report.peakBytes !== null && { peakBytes: report.peakBytes, peakSource: "simulated-gpu" as const }),
       simulation: { deviceToHostBytes: report.deviceToHostBytes, touched: report.touched },
     };
   };

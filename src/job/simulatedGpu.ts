@@ -45,6 +45,8 @@ export interface SimulatedGpu {
 export interface SimulatedRunReport {
   /** The device's peak as the stub runtime counted it (every cudaMalloc, the context included); null when no process used the device. */
   peakBytes: number | null;
+  /** cudaMalloc calls the device refused (the job's allocator then frees its cache and retries, or raises out of memory). */
+  failedMallocs: number;
   /** Bytes the job read back from the device (cudaMemcpy and friends, cuBLAS results on the host): they read as zeros. */
   deviceToHostBytes: number;
   /** What the job touched that is not simulated, as `library.what` → count (cudnn.workspaceQueries, cudnn.benchmark, driver.moduleLoads, …). */
@@ -164,6 +166,7 @@ export function readSimulatedRun(reportPrefix: string): SimulatedRunReport {
   const stem = reportPrefix.slice(dir.length + 1);
   let peakBytes: number | null = null;
   let deviceToHostBytes = 0;
+  let failedMallocs = 0;
   for (const file of readdirSync(dir).filter((f) => f.startsWith(`${stem}.counters.`))) {
     const counters = keyValues(readFileSync(join(dir, file), "utf8"));
     const mallocs = counters.get("mallocCalls") ?? 0;
@@ -171,11 +174,12 @@ export function readSimulatedRun(reportPrefix: string): SimulatedRunReport {
     // Every process of the job loads the stubs (the shell too): those that never used the device report 0.
     if (peak > 0 || mallocs > 0) peakBytes = Math.max(peakBytes ?? 0, peak);
     deviceToHostBytes += counters.get("deviceToHostBytes") ?? 0;
+    failedMallocs += counters.get("failedMallocs") ?? 0;
   }
   const touchedPath = `${reportPrefix}.touched`;
   const touched: Record<string, number> = {};
   if (existsSync(touchedPath)) for (const [what, count] of keyValues(readFileSync(touchedPath, "utf8"))) touched[what] = count;
   deviceToHostBytes += touched["cublas.deviceToHostBytes"] ?? 0;
   delete touched["cublas.deviceToHostBytes"];
-  return { peakBytes, deviceToHostBytes, touched };
+  return { peakBytes, failedMallocs, deviceToHostBytes, touched };
 }
