@@ -93,6 +93,17 @@ ProbeOptions ProbeOptionsArgument(const Napi::Value& options) {
     if (!touch.IsBoolean()) Reject("options.touch", "a boolean", touch);
     result.touch = touch.As<Napi::Boolean>().Value();
   }
+  Napi::Value releases = object.Get("releases");
+  if (!releases.IsUndefined()) {
+    if (!releases.IsArray() || releases.As<Napi::Array>().Length() % 2 != 0) Reject("options.releases", "an array of (before, which) index pairs, flattened", releases);
+    Napi::Array array = releases.As<Napi::Array>();
+    for (uint32_t i = 0; i < array.Length(); i += 2) {
+      Napi::Value before = array.Get(i);
+      Napi::Value which = array.Get(i + 1);
+      if (!IsIntegerIn(before, kMaxSafeBytes) || !IsIntegerIn(which, kMaxSafeBytes)) Reject("options.releases[" + std::to_string(i) + "]", "allocation indices", before);
+      result.releases.emplace_back(static_cast<size_t>(before.As<Napi::Number>().DoubleValue()), static_cast<size_t>(which.As<Napi::Number>().DoubleValue()));
+    }
+  }
   Napi::Value cancel = options.As<Napi::Object>().Get("cancel");
   if (!cancel.IsUndefined()) {
     if (!cancel.IsTypedArray() || cancel.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vramfit {
@@ -39,11 +40,16 @@ struct ProbeOptions {
   CancelFlag cancel;
   // Free memory the probe must leave on the device (0: none, and no check).
   size_t reserveBytes = 0;
-  // Most bytes the probe may allocate, requested sizes summed (--max-mem); unset: no cap.
+  // Most bytes the probe may hold at once, requested sizes summed (--max-mem); unset: no cap.
   std::optional<size_t> limitBytes;
+  // Allocations given back during the probe, as (before, which) pairs in order: before sizes[before]
+  // is allocated, the block of sizes[which] is freed (which < before). Empty: nothing is freed
+  // until the end.
+  std::vector<std::pair<size_t, size_t>> releases;
 };
 
-// { touch?: boolean, cancel?: Int32Array, reserveBytes?: number, limitBytes?: number };
+// { touch?: boolean, cancel?: Int32Array, reserveBytes?: number, limitBytes?: number,
+//   releases?: number[] (flattened before, which pairs) };
 // options may be undefined (no touch, no cancel, no reserve, no cap).
 ProbeOptions ProbeOptionsArgument(const Napi::Value& options);
 

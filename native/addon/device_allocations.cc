@@ -7,8 +7,11 @@
 
 namespace vramfit {
 
+// A block freed by FreeAt keeps its place (indices stay those of the allocations) with no pointer.
 DeviceAllocations::~DeviceAllocations() {
-  for (const Block& block : blocks_) api_.cuMemFree_v2(block.pointer);
+  for (const Block& block : blocks_) {
+    if (block.pointer != 0) api_.cuMemFree_v2(block.pointer);
+  }
 }
 
 bool DeviceAllocations::TryAllocate(size_t bytes) {
@@ -24,6 +27,7 @@ bool DeviceAllocations::TryAllocate(size_t bytes) {
 void DeviceAllocations::Touch(const std::function<bool()>& cancelled) {
   for (const Block& block : blocks_) {
     if (cancelled()) return;
+    if (block.pointer == 0) continue;
     CheckCuda(api_, api_.cuMemsetD8_v2(block.pointer, 0, block.bytes), "cuMemsetD8_v2");
   }
   CheckCuda(api_, api_.cuCtxSynchronize(), "cuCtxSynchronize");
@@ -33,7 +37,16 @@ void DeviceAllocations::FreeLast() {
   if (blocks_.empty()) return;
   Block block = blocks_.back();
   blocks_.pop_back();
-  CheckCuda(api_, api_.cuMemFree_v2(block.pointer), "cuMemFree_v2");
+  if (block.pointer != 0) CheckCuda(api_, api_.cuMemFree_v2(block.pointer), "cuMemFree_v2");
+}
+
+void DeviceAllocations::FreeAt(size_t index) {
+  if (index >= blocks_.size() || blocks_[index].pointer == 0) {
+    throw NativeError("ERR_INVALID_ARGUMENT", "probe: a release names an allocation that is not held");
+  }
+  const CUdeviceptr pointer = blocks_[index].pointer;
+  blocks_[index] = {0, 0};
+  CheckCuda(api_, api_.cuMemFree_v2(pointer), "cuMemFree_v2");
 }
 
 void DeviceAllocations::FreeAll() {
@@ -41,6 +54,7 @@ void DeviceAllocations::FreeAll() {
   blocks.swap(blocks_);  // from here on the destructor has nothing left to free
   std::optional<CUresult> failure;
   for (const Block& block : blocks) {
+    if (block.pointer == 0) continue;
     CUresult result = api_.cuMemFree_v2(block.pointer);
     if (result != CUDA_SUCCESS && !failure) failure = result;
   }

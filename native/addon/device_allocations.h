@@ -35,7 +35,12 @@ class DeviceAllocations {
   // Frees the block allocated last (the probe gives back one that crossed the reserve). Throws
   // NativeError when cuMemFree_v2 fails; the block is then no longer tracked, as in FreeAll.
   void FreeLast();
+  // Frees the block of the `index`-th successful TryAllocate (a step's replay gives a cached
+  // segment back, as PyTorch's allocator does before it retries). Throws NativeError when
+  // cuMemFree_v2 fails or the block is not held; it is then no longer tracked, as in FreeAll.
+  void FreeAt(size_t index);
 
+  // Successful TryAllocate calls, those freed since included.
   size_t count() const { return blocks_.size(); }
 
  private:

@@ -70,8 +70,24 @@ class ProbeTask : public DeviceTask {
     size_t freeBytes = ReadFree(api);
     freeBytesAtStart_ = freeBytes;
     size_t peakFreeBytes = freeBytes;  // the last reading with every block then held kept
+    // Which block (DeviceAllocations index) holds sizes_[i]; -1 for a skipped 0-byte size.
+    std::vector<long long> slot(sizes_.size(), -1);
+    std::vector<bool> released(sizes_.size(), false);
+    size_t release = 0;
     for (size_t i = 0; i < sizes_.size(); ++i) {
       if (Cancelled()) Abort(allocations);
+      // A step's replay gives cached segments back before it retries (options.releases).
+      for (; release < options_.releases.size() && options_.releases[release].first == i; ++release) {
+        const size_t which = options_.releases[release].second;
+        // A caller's mistake, not a result: the destructor frees what is held on the way out.
+        if (which >= i || released[which]) throw NativeError("ERR_INVALID_ARGUMENT", "probe: options.releases gives back an allocation not made yet, or twice");
+        released[which] = true;
+        if (slot[which] < 0) continue;  // 0 bytes: never held
+        allocations.FreeAt(static_cast<size_t>(slot[which]));
+        slot[which] = -1;
+        allocatedBytes_ -= sizes_[which];
+        if (guarded) freeBytes = ReadFree(api);
+      }
       const size_t size = sizes_[i];
       if (size == 0) continue;  // the driver rejects 0-byte allocations; they need no memory
       if (options_.limitBytes && size > *options_.limitBytes - allocatedBytes_) {
@@ -86,6 +102,7 @@ class ProbeTask : public DeviceTask {
         Refuse(i, Limit::kOutOfMemory);
         break;
       }
+      slot[i] = static_cast<long long>(allocations.count() - 1);
       if (guarded) {
         freeBytes = ReadFree(api);
         if (freeBytes < reserve) {
@@ -141,8 +158,8 @@ class ProbeTask : public DeviceTask {
   ProbeOptions options_;
   long long failedIndex_ = -1;
   Limit limit_ = Limit::kNone;
-  size_t allocated_ = 0;       // successful cuMemAlloc_v2 calls kept; skipped 0-byte sizes are not counted
-  size_t allocatedBytes_ = 0;  // their requested bytes, summed
+  size_t allocated_ = 0;       // successful cuMemAlloc_v2 calls kept (released ones included); skipped 0-byte sizes are not counted
+  size_t allocatedBytes_ = 0;  // the requested bytes held when the probe ended its allocations, summed
   size_t freeBytesAtStart_ = 0;
   size_t freeBytesAtPeak_ = 0;
   size_t minFreeBytes_ = SIZE_MAX;

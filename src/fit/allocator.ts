@@ -3,7 +3,7 @@ import type { MemoryPlan } from "../plan/memoryPlan.js";
 import { allocationTrace, type AllocationTrace } from "../step/allocationTrace.js";
 import { roundUp } from "../units.js";
 import { DEFAULT_ALLOC_CONF, formatAllocConf, type AllocConf } from "./allocConf.js";
-import { cachingAllocatorSegments, replayAtCapacity, roundSize, segmentsAtPeak, type ReplayResult } from "./cachingAllocator.js";
+import { cachingAllocatorSegments, probeSteps, replayAtCapacity, roundSize, type ReplayResult } from "./cachingAllocator.js";
 import { expandableSegmentPages } from "./expandableSegments.js";
 
 /**
@@ -60,21 +60,31 @@ function rawAllocations({ order, bytes }: AllocationTrace): number[] {
 }
 
 /**
- * The device allocations the job holds at its peak at a batch size, in the order it makes them:
- * for `pytorch` the segments, for `expandable` the pages, for `raw` the tensors themselves (the
- * driver rounds them). With a capacity, `pytorch`'s are the segments held at the peak of the
- * step's replay at that capacity, where it completes there (the out-of-memory path freed cached
- * segments on the way); otherwise, and for the others, those of the replay with no limit.
+ * The device allocations the job makes at a batch size, in the order it makes them, and the ones
+ * it gives back on the way (`releases`, flattened (before, which) pairs, see probeSteps): for
+ * `pytorch` the segments of the step's replay at `capacityBytes` where it completes there (the
+ * out-of-memory path's cudaFrees included), else those of the replay with no limit, held to the
+ * end; for `expandable` the pages and for `raw` the tensors live at the peak (the driver rounds
+ * them), none given back.
  */
-export function deviceAllocations(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): readonly number[] {
+export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): { sizes: readonly number[]; releases: readonly number[] } {
   const trace = allocationTrace(plan, batch);
-  if (kind === "raw") return rawAllocations(trace);
-  if (kind === "expandable" || conf.expandableSegments) return expandableSegmentPages(trace);
+  if (kind === "raw") return { sizes: rawAllocations(trace), releases: [] };
+  if (kind === "expandable" || conf.expandableSegments) return { sizes: expandableSegmentPages(trace), releases: [] };
   if (Number.isFinite(capacityBytes)) {
     const replay = replayAtCapacity(trace, Math.max(0, capacityBytes), conf, { segments: true });
-    if (replay.fits) return segmentsAtPeak(replay.segmentLog!);
+    if (replay.fits) return probeSteps(replay.segmentLog!);
   }
-  return cachingAllocatorSegments(trace, conf);
+  return { sizes: cachingAllocatorSegments(trace, conf), releases: [] };
+}
+
+/**
+ * The device allocations the job holds at its peak at a batch size with no memory limit, in the
+ * order it makes them: for `pytorch` the segments, for `expandable` the pages, for `raw` the
+ * tensors themselves (the driver rounds them).
+ */
+export function deviceAllocations(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF): readonly number[] {
+  return deviceSteps(plan, batch, kind, conf).sizes;
 }
 
 /**

@@ -396,36 +396,18 @@ export function replayAtCapacity(step: AllocationStep, capacityBytes = Number.PO
 }
 
 /**
- * The segments held when a replay's segments peaked, in the order they were cudaMalloc'd: what
- * a device must hold at once for the replay's driver calls to succeed (`log` is a segmentLog).
+ * A replay's driver calls as a probe takes them: every segment's size in cudaMalloc order, and
+ * the frees as flattened (before, which) pairs — before segment `before` is allocated, segment
+ * `which` is given back (`log` is a segmentLog; a free always precedes the retry it makes room for).
  */
-export function segmentsAtPeak(log: readonly number[]): number[] {
+export function probeSteps(log: readonly number[]): { sizes: number[]; releases: number[] } {
   const sizes: number[] = [];
-  const held = new Uint8Array(log.length);
-  let reserved = 0;
-  let peak = 0;
-  let peakAt = -1;
-  for (let k = 0; k < log.length; k++) {
-    const op = log[k]!;
-    if (op > 0) {
-      held[sizes.length] = 1;
-      sizes.push(op);
-      reserved += op;
-    } else {
-      held[-op - 1] = 0;
-      reserved -= sizes[-op - 1]!;
-    }
-    if (reserved > peak) [peak, peakAt] = [reserved, k];
+  const releases: number[] = [];
+  for (const op of log) {
+    if (op > 0) sizes.push(op);
+    else releases.push(sizes.length, -op - 1);
   }
-  // Held at the peak: allocated by then and not freed by then.
-  const alive = new Uint8Array(sizes.length);
-  let made = 0;
-  for (let k = 0; k <= peakAt; k++) {
-    const op = log[k]!;
-    if (op > 0) alive[made++] = 1;
-    else alive[-op - 1] = 0;
-  }
-  return sizes.filter((_, i) => alive[i] === 1);
+  return { sizes, releases };
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { Addon, NativeProbeLimit } from "../native/addonTypes.js";
 import type { MemoryPlan } from "../plan/memoryPlan.js";
 import type { AllocConf } from "./allocConf.js";
-import { deviceAllocations, type AllocatorKind } from "./allocator.js";
+import { deviceSteps, type AllocatorKind } from "./allocator.js";
 import type { FitsFunction } from "./search.js";
 
 /** One probe as it starts and as it ends: what progress lines and benchmarks watch. */
@@ -41,10 +41,12 @@ export interface DeviceFits {
 }
 
 /**
- * Probes the plan at a batch size on device `ordinal`: the segments (or pages, or tensors) the
- * job's allocator would hold at its peak, allocated in order, within the floor and the cap the
- * addon enforces. No batch is refused before the device is asked, so where the device packs
- * better than the model (a finer allocation granularity), the search's upward probes find it.
+ * Probes the plan at a batch size on device `ordinal`: the driver calls of the step's replay at
+ * `capacityBytes` (segments allocated in order, cached ones given back where the out-of-memory
+ * path frees them; for expandable segments the pages, for raw the tensors at the peak), within
+ * the floor and the cap the addon enforces. No batch is refused before the device is asked, so
+ * where the device packs better than the model (a finer allocation granularity), the search's
+ * upward probes find it.
  */
 export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, options: DeviceProbeOptions): DeviceFits {
   let probes = 0;
@@ -57,15 +59,16 @@ export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, opti
   return {
     fits: async (batch) => {
       signal?.throwIfAborted();
-      const sizes = deviceAllocations(plan, batch, options.allocator, options.conf, options.capacityBytes);
+      const { sizes, releases } = deviceSteps(plan, batch, options.allocator, options.conf, options.capacityBytes);
       probes += 1;
-      onProbe?.({ phase: "start", ordinal, batch, bytes: sizes.reduce((sum, size) => sum + size, 0), allocations: sizes.length });
+      onProbe?.({ phase: "start", ordinal, batch, bytes: peakHeldBytes(sizes, releases), allocations: sizes.length });
       let result: Awaited<ReturnType<Addon["probe"]>> | undefined;
       const cancel = signal === undefined ? undefined : new Int32Array(new SharedArrayBuffer(4));
       const raise = () => Atomics.store(cancel!, 0, 1);
       signal?.addEventListener("abort", raise, { once: true });
       try {
-        result = await addon.probe(ordinal, sizes, cancel === undefined ? native : { ...native, cancel });
+        const steps = releases.length > 0 ? { ...native, releases: [...releases] } : native;
+        result = await addon.probe(ordinal, [...sizes], cancel === undefined ? steps : { ...steps, cancel });
       } catch (error) {
         if (signal?.aborted && (error as { code?: string }).code === "ERR_ABORTED") throw signal.reason;
         throw error;
@@ -77,4 +80,17 @@ export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, opti
     },
     probes: () => probes,
   };
+}
+
+/** The most the probe holds at once: every size in order, less what `releases` gave back before it. */
+function peakHeldBytes(sizes: readonly number[], releases: readonly number[]): number {
+  let held = 0;
+  let peak = 0;
+  let r = 0;
+  for (let i = 0; i < sizes.length; i++) {
+    for (; r < releases.length && releases[r] === i; r += 2) held -= sizes[releases[r + 1]!]!;
+    held += sizes[i]!;
+    if (held > peak) peak = held;
+  }
+  return peak;
 }

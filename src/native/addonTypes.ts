@@ -78,6 +78,13 @@ export interface NativeProbeOptions {
    * hands over whole segments).
    */
   limitBytes?: number;
+  /**
+   * Allocations given back during the probe, as flattened (before, which) pairs in order: before
+   * `sizes[before]` is allocated, the block of `sizes[which]` (which < before) is freed with
+   * `cuMemFree_v2` — a step's replay giving cached segments back before it retries, as PyTorch's
+   * allocator does on out-of-memory. The reserve and the cap count what is held at each moment.
+   */
+  releases?: number[];
 }
 
 /**

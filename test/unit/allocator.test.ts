@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { deviceAllocations, reservedBytes } from "../../src/fit/allocator.js";
 import { parseAllocConf } from "../../src/fit/allocConf.js";
-import { cachingAllocatorSegments, replayAtCapacity, roundSize, segmentSize, segmentsAtPeak } from "../../src/fit/cachingAllocator.js";
+import { cachingAllocatorSegments, replayAtCapacity, roundSize, segmentSize, probeSteps } from "../../src/fit/cachingAllocator.js";
 import { expandableSegmentPages } from "../../src/fit/expandableSegments.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import type { MemoryPlan } from "../../src/plan/memoryPlan.js";
@@ -108,10 +108,9 @@ describe("the out-of-memory path (malloc: alloc_block, release_available_cached_
     expect(roundSize(1000, divisions)).toBe(1024);
   });
 
-  it("names the segments held when the replay peaked", () => {
-    expect(segmentsAtPeak([50 * MiB, -1, 60 * MiB])).toEqual([60 * MiB]);
-    // 22 MiB held before the 20 MiB segment goes; 12 MiB after the 10 MiB one comes.
-    expect(segmentsAtPeak([2 * MiB, 20 * MiB, -2, 10 * MiB])).toEqual([2 * MiB, 20 * MiB]);
+  it("hands a probe the driver calls: sizes in order, and which segment goes back before which", () => {
+    expect(probeSteps([50 * MiB, -1, 60 * MiB])).toEqual({ sizes: [50 * MiB, 60 * MiB], releases: [1, 0] });
+    expect(probeSteps([2 * MiB, 20 * MiB, -2, -1, 10 * MiB])).toEqual({ sizes: [2 * MiB, 20 * MiB, 10 * MiB], releases: [2, 1, 2, 0] });
   });
 });
 
