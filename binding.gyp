@@ -32,6 +32,7 @@
         "native/addon/probe.cc",
         "native/addon/promise_worker.cc",
         "native/addon/release_devices.cc",
+        "native/addon/replay_step.cc",
         "native/addon/try_lock_file.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
