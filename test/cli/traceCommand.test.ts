@@ -76,7 +76,7 @@ describe("vramfit trace", () => {
     expect(traced.status, traced.stderr).toBe(0);
     const plan = planTrace({ path: out, json: JSON.parse(readFileSync(out, "utf8")) });
     const log = join(scratch, "memory.log");
-    const batch = await runJson<{ batchSize: number; source: string; probes: number; predictedBatchSize: number }>(
+    const batch = await runJson<{ batchSize: number; source: string; probes: number; predictedBatchSize: number; budgetBytes: number; jobContextBytes: number }>(
       ["batch", "--trace", out],
       simulatedGpus("NVIDIA A10:24146608128", { CUDASIM_MEMORY_LOG: log }),
     );
@@ -86,7 +86,8 @@ describe("vramfit trace", () => {
     // The probe holds the traced step's own segments at the batch it tried first.
     const lines = readFileSync(log, "utf8").trim().split("\n");
     const first = lines.slice(0, lines.findIndex((l) => l.includes(" uncharge "))).map((l) => Number(/bytes=(\d+)/.exec(l)![1]));
-    expect(first).toEqual(deviceAllocations(plan, batch.json.predictedBatchSize, "pytorch"));
+    // At the device's capacity for the step (the budget less the job's context), as the probe replays it.
+    expect(first).toEqual(deviceAllocations(plan, batch.json.predictedBatchSize, "pytorch", undefined, batch.json.budgetBytes - batch.json.jobContextBytes));
     // And analytically, the library's answer for the same file.
     const analytic = await runJson<{ batchSize: number }>(["batch", "--trace", out, "--gpu", "A10"]);
     expect(analytic.json.batchSize).toBe((await findMaxBatch(plan, { gpu: "A10" })).batchSize);
