@@ -40,7 +40,7 @@ export type Breakdown = Record<Category | "allocator" | "context", number>;
 export function deviceBreakdown(plan: MemoryPlan, batch: number, allocator: AllocatorModel): Breakdown {
   const categories = bytesByCategory(plan, batch);
   const live = CATEGORIES.reduce((sum, category) => sum + categories[category], 0);
-  return { ...categories, allocator: Math.max(0, reservedBytes(plan, batch, allocator.kind) - live), context: allocator.contextBytes };
+  return { ...categories, allocator: Math.max(0, reservedBytes(plan, batch, allocator.kind, allocator.conf) - live), context: allocator.contextBytes };
 }
 
 type Layers = Breakdown;

@@ -2,6 +2,7 @@
 import { ExitStatus } from "../errors.js";
 import { checkBatchBytes } from "../plan/planLimits.js";
 import { jobModel } from "../fit/charges.js";
+import { modelled } from "../fit/findMaxBatch.js";
 import type { AllocatorModel } from "../fit/allocator.js";
 import { eventsLog } from "../step/eventsFile.js";
 import { CATEGORIES, hostBytes, hostBytesByCategory, peakPhase, phasesOf, planTotals, type Category } from "../plan/memoryPlan.js";
@@ -48,6 +49,8 @@ export interface PlanReport {
   breakdown: Breakdown;
   /** The allocator the job was modelled with. */
   allocator: string;
+  /** The PYTORCH_CUDA_ALLOC_CONF modelled, only what differs from PyTorch's defaults ("" for none). */
+  allocConf: string;
   /** The phase of the step whose live tensors the breakdown shows: the peak at this batch (`step` for a plan without a timeline). */
   peakPhase: string;
   /** With --timeline: every phase's live bytes (as planned, before allocator rounding), in step order. */
@@ -92,7 +95,7 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     trainableParameterCount: plan.trainableParameterCount ?? plan.parameterCount,
     totalBytes: 0,
     breakdown: deviceBreakdown(plan, batch, model),
-    allocator: model.kind,
+    ...modelled(model),
     peakPhase: phasesOf(plan)[peakPhase(plan, batch)]!,
     ...(options.timeline && { timeline: planTimeline(plan, batch) }),
     ...planTotals(plan),

@@ -30,6 +30,11 @@ describe("plan --events", () => {
     const file = join(dir, "gpt2.events");
     const run = await runJson(["plan", "--model", "gpt2", "--batch", "2", "--events", file, "--alloc-conf", "roundup_power2_divisions:4"]);
     expect(run.status).toBe(0);
+    // The breakdown is the configured allocator's: its rounding shows in what the allocator holds.
+    expect(run.json.allocConf).toBe("roundup_power2_divisions:4");
+    const plain = await runJson(["plan", "--model", "gpt2", "--batch", "2"]);
+    expect(plain.json.allocConf).toBe("");
+    expect((run.json.breakdown as { allocator: number }).allocator).toBeGreaterThan((plain.json.breakdown as { allocator: number }).allocator);
     const text = readFileSync(file, "utf8");
     expect(text.split("\n").slice(0, 3)).toEqual(["# vramfit-events 1", `# workload: ${run.json.description as string}`, expect.stringMatching(/^# assumed: /)]);
     expect(text).toContain("# batch: 2\n");
