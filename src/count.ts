@@ -45,3 +45,18 @@ function exactlyWhole(text: string, n: number): boolean {
   if (power >= 0) return digits * 10n ** BigInt(power) === BigInt(n);
   return digits === BigInt(n) * 10n ** BigInt(-power);
 }
+
+/** The suffixes model cards use for parameter counts: 125M, 7B, 1.8T. */
+const COUNT_SUFFIX_EXPONENT: Record<string, number> = { k: 3, m: 6, b: 9, t: 12 };
+
+/** A count that may carry a K, M, B or T suffix (`7B` is 7e9, `1.5T` is 1.5e12), else as parseCount. */
+export function parseSuffixedCount(option: string, value: string | number, min = 1, limit?: CountLimit): number {
+  const suffixed = typeof value === "string" ? /^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([kmbt])\s*$/i.exec(value) : null;
+  if (suffixed === null) return parseCount(option, value, min, limit);
+  try {
+    return parseCount(option, `${suffixed[1]}e${COUNT_SUFFIX_EXPONENT[suffixed[2]!.toLowerCase()]}`, min, limit);
+  } catch {
+    // The message shows what was typed, not the rewritten text.
+    return parseCount(option, value, min, limit);
+  }
+}

@@ -151,6 +151,24 @@ std::vector<Process> Processes(nvmlDevice_t device) {
   return list;
 }
 
+/**
+ * CUDASIM_NVML_SEEN_DIR: writes each listed process's bytes to DIR/<pid>, so that a test's job
+ * (test/job/sim-job.c) can hold its memory until a sampler has seen it, whatever the machine's load.
+ */
+void MarkSeen(const std::vector<Process>& list) {
+  const char* dir = std::getenv("CUDASIM_NVML_SEEN_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  for (const Process& process : list) {
+    std::string path = std::string(dir) + "/" + std::to_string(process.pid);
+    std::string temporary = path + ".tmp";
+    if (FILE* file = std::fopen(temporary.c_str(), "w")) {
+      std::fprintf(file, "%llu\n", static_cast<unsigned long long>(process.bytes));
+      std::fclose(file);
+      std::rename(temporary.c_str(), path.c_str());
+    }
+  }
+}
+
 template <typename Info>
 nvmlReturn_t ListProcesses(const Call& call, nvmlDevice_t device, unsigned int* infoCount, Info* infos,
                            void (*fill)(const Process&, Info&)) {
@@ -159,7 +177,9 @@ nvmlReturn_t ListProcesses(const Call& call, nvmlDevice_t device, unsigned int* 
   if (Spec(device).integrated) return NVML_ERROR_NOT_SUPPORTED;
   // CUDASIM_NVML_HIDE_PROCESSES: an empty list, as NVML gives inside many containers (read on every call).
   const char* hide = std::getenv("CUDASIM_NVML_HIDE_PROCESSES");
-  std::vector<Process> list = hide != nullptr && *hide != '\0' && std::strcmp(hide, "0") != 0 ? std::vector<Process>{} : Processes(device);
+  std::vector<Process> all = Processes(device);
+  MarkSeen(all);
+  std::vector<Process> list = hide != nullptr && *hide != '\0' && std::strcmp(hide, "0") != 0 ? std::vector<Process>{} : all;
   unsigned capacity = *infoCount;
   *infoCount = static_cast<unsigned>(list.size());
   if (list.empty()) return NVML_SUCCESS;

@@ -9,6 +9,13 @@ export interface ConflictingOptions {
   analytic?: boolean;
   requireGpu?: boolean;
   device?: unknown;
+  exec?: string;
+  calibrate?: unknown;
+  hostMemory?: unknown;
+  offload?: string;
+  mode?: string;
+  optimizer?: string;
+  optimizerImpl?: string;
 }
 
 /**
@@ -22,6 +29,17 @@ export function checkConflicts(command: CommandName, options: ConflictingOptions
   }
   if (options.analytic === true && options.requireGpu === true) {
     throw invalidArgument("--analytic", "with --require-gpu", "one of them: --analytic never touches the GPU that --require-gpu demands");
+  }
+  // Options that would otherwise be ignored without a word (issue 25, item 9).
+  if (options.calibrate !== undefined && options.exec === undefined) {
+    throw invalidArgument("--calibrate", String(options.calibrate), "--calibrate with --exec (it sets the batches the job's first two runs use)");
+  }
+  if (options.hostMemory !== undefined && (options.offload === undefined || options.offload === "none")) {
+    throw invalidArgument("--host-memory", "without --offload", "--host-memory with --offload (only offloaded states live in host memory)");
+  }
+  if (options.mode === "infer" && (options.optimizer !== undefined || options.optimizerImpl !== undefined)) {
+    const flag = options.optimizer !== undefined ? "--optimizer" : "--optimizer-impl";
+    throw invalidArgument(flag, "with --mode infer", `no ${flag} with --mode infer (inference keeps no optimizer states)`);
   }
   if (options.analytic === true && options.device === "all") {
     throw invalidArgument("--analytic", "with --device all", "--device N with --analytic (--device all measures every device), or --gpu ID for a catalog GPU");

@@ -10,6 +10,7 @@ import { formatBytes } from "../units.js";
 import { deviceAccess } from "./deviceAccess.js";
 import { writeJson, type Io } from "./io.js";
 import { jobLimits, type JobOptions } from "./jobOptions.js";
+import { attributeName, workloadFlags } from "./options.js";
 import type { TargetOptions } from "./targets.js";
 import { planFromOptions, type WorkloadOptions } from "./workloadOptions.js";
 
@@ -27,6 +28,8 @@ export interface ExecOptions extends WorkloadOptions, TargetOptions, JobOptions 
   simulate?: boolean;
   python?: string;
   cudnnWorkspace?: number;
+  /** false with --no-touch, which --exec refuses. */
+  touch?: boolean;
 }
 
 /**
@@ -34,6 +37,8 @@ export interface ExecOptions extends WorkloadOptions, TargetOptions, JobOptions 
  * other analytic targets and --need make no sense with it.
  */
 function refuseConflicts(options: ExecOptions): void {
+  // --no-touch (touch: false) is about vramfit's own probes, which --exec does not make.
+  if (options.touch === false) throw invalidArgument("--exec", options.exec, "no --no-touch with it (the job allocates its own memory; --no-touch is for vramfit's probes)");
   const conflicting = (["memory", "analytic", "need"] as const).find((key) => options[key] !== undefined && options[key] !== false);
   if (conflicting !== undefined) {
     const flag = `--${conflicting}`;
@@ -178,7 +183,8 @@ export async function execBatchCommand(options: ExecOptions, io: Io): Promise<nu
 export async function execCheckCommand(options: ExecOptions, io: Io): Promise<number> {
   refuseConflicts(options);
   if (options.batch === undefined) throw invalidArgument("--batch", "none", "the batch size to run the job at (with --exec)");
-  if (hasWorkload(options)) throw invalidArgument("--exec", options.exec, "no workload options with check --exec (the job itself is measured)");
+  const workload = givenWorkloadFlag(options);
+  if (workload !== undefined) throw invalidArgument("--exec", options.exec, `no ${workload} with check --exec (the job itself is measured at --batch: workload options would be ignored)`);
   warnIfBlind(options.exec, io);
   const result = await killedOnInterrupt(io, () => checkByRunning(options.exec, options.batch!, sessionOptions(options, io)));
   warnAboutSimulation(result.simulation, io);
@@ -200,4 +206,9 @@ export async function execCheckCommand(options: ExecOptions, io: Io): Promise<nu
 
 function hasWorkload(options: WorkloadOptions): boolean {
   return [options.model, options.hfConfig, options.spec, options.params, options.perSample, options.trace].some((o) => o !== undefined);
+}
+
+/** The first workload option given (any of them, not only a source: --precision alone would be ignored too). */
+function givenWorkloadFlag(options: WorkloadOptions): string | undefined {
+  return workloadFlags().find((flag) => (options as Record<string, unknown>)[attributeName(flag)] !== undefined);
 }

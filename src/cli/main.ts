@@ -29,6 +29,9 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(url, "utf8")) as { version: string }).version;
 }
 
+/** How sizes are written (docs/cli.md, "Sizes"), under the help of every command that takes one. */
+const SIZES_HELP = "\nSizes take a unit: 80GiB, 512MiB, 40GB, 16G; a number alone is bytes (1.5e9), and one from 1 to below 1 MiB (--need 40) is refused as a missing unit.";
+
 function buildProgram(argv: readonly string[], io: Io, setStatus: (status: number) => void): Command {
   const program = new Command("vramfit")
     .description("Will it fit? The largest batch that fits in GPU memory, measured or predicted.")
@@ -49,6 +52,7 @@ function buildProgram(argv: readonly string[], io: Io, setStatus: (status: numbe
   for (const [name, command] of Object.entries(COMMANDS)) {
     if (!everyCommand && name !== invoked) continue;
     const sub = program.command(name).description(command.summary).exitOverride();
+    if (optionsFor(name as CommandName).some((spec) => spec.flags.includes("<size>"))) sub.addHelpText("after", SIZES_HELP);
     for (const spec of optionsFor(name as CommandName)) {
       const description = spec.defaultText === undefined ? spec.description : `${spec.description} (default: ${spec.defaultText})`;
       const option = new Option(spec.flags, description);
@@ -115,6 +119,12 @@ async function runCommand(argv: readonly string[], io: Io): Promise<number> {
   // No command at all (`vramfit`, `vramfit --`): one line, like every other usage error.
   if (!argv.some((arg) => !arg.startsWith("-") || ["-h", "--help", "-V", "--version"].includes(arg))) {
     io.err(`vramfit: expected a command: ${Object.keys(COMMANDS).join(", ")} (\`vramfit --help\` explains each)`);
+    return ExitStatus.usage;
+  }
+  // An unknown command with --help would print the root help and exit 0: it is an error like any other.
+  const invoked = argv.find((arg) => !arg.startsWith("-"));
+  if (invoked !== undefined && invoked !== "help" && !Object.hasOwn(COMMANDS, invoked) && argv.some((arg) => arg === "-h" || arg === "--help")) {
+    io.err(`vramfit: unknown command '${excerpt(invoked)}': expected one of ${Object.keys(COMMANDS).join(", ")} (\`vramfit --help\` explains each)`);
     return ExitStatus.usage;
   }
   try {

@@ -12,7 +12,7 @@ import { parseAllocConf } from "../fit/allocConf.js";
 import { DEFAULT_RESERVE_PERCENT, parseReserve } from "../fit/budget.js";
 import { DEFAULT_JOB_CONTEXT_BYTES } from "../fit/context.js";
 import { formatBytes } from "../units.js";
-import { parseAllocator, parseCalibration, parseCount, parseDevice, parseDeviceSelection, parseDuration, parsePositiveDuration, parsePositiveSize, parseSize } from "./parse.js";
+import { parseAllocator, parseCalibration, parseCount, parseDevice, parseDeviceSelection, parseDuration, parsePositiveDuration, parsePositiveSize, parseSize, requireUnit } from "./parse.js";
 
 export type CommandName = "info" | "batch" | "check" | "plan" | "models" | "gpus" | "trace";
 
@@ -43,10 +43,10 @@ export const OPTIONS: readonly OptionSpec[] = [
   // Workload: exactly one source
   { flags: "--model <name>", description: "a preset model (see `vramfit models`), e.g. resnet50, bert-large, llama-2-7b", commands: WORKLOAD },
   { flags: "--hf-config <file>", description: "a Hugging Face config.json (BERT, GPT-2, Llama 2/3.x, Mistral, Mixtral, Qwen2/2.5/3, Gemma 2/3, Phi-3, ViT)", commands: WORKLOAD },
-  { flags: "--spec <file>", description: "a JSON spec: custom transformer, CNN layer list or affine (docs/memory-model.md)", commands: WORKLOAD },
-  { flags: "--params <n>", description: "raw workload: parameter count (e.g. 7e9)", commands: WORKLOAD },
-  { flags: "--per-sample <size>", description: "raw workload: activation bytes per sample (e.g. 1GiB)", commands: WORKLOAD },
-  { flags: "--fixed <size>", description: "raw workload: other fixed bytes", commands: WORKLOAD, defaultText: "0" },
+  { flags: "--spec <file>", description: "a JSON spec: custom transformer, CNN layer list or affine (docs/memory-model.md, shipped in the package)", commands: WORKLOAD },
+  { flags: "--params <n>", description: "raw workload: parameter count (e.g. 7e9, or 7B: K, M, B, T)", commands: WORKLOAD },
+  { flags: "--per-sample <size>", description: "raw workload: activation bytes per sample (e.g. 1GiB)", commands: WORKLOAD, parse: (t) => requireUnit("--per-sample", t) },
+  { flags: "--fixed <size>", description: "raw workload: other fixed bytes", commands: WORKLOAD, parse: (t) => requireUnit("--fixed", t), defaultText: "0" },
   { flags: "--trace <file>", description: "a step PyTorch ran, written by `vramfit trace`: its own allocations, replayed in its order (its run options are baked in)", commands: WORKLOAD },
   // How it runs
   { flags: "--mode <m>", description: MODES.join("|"), commands: WORKLOAD_AND_TRACE, defaultText: "train" },
@@ -90,7 +90,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--memory <size>", description: "a raw memory budget (analytic), e.g. 24GiB", commands: TARGET_AND_PLAN, parse: (t) => parseSize("--memory", t) },
   { flags: "--analytic", description: "do not touch the device: use the analytic model", commands: TARGET },
   { flags: "--max-mem <size>", description: "the most this job may use", commands: TARGET_AND_PLAN, parse: (t) => parsePositiveSize("--max-mem", t, "a cap of 0 leaves no memory") },
-  { flags: "--reserve <size>", description: "headroom to leave free, also during every probe: a size (2GiB) or a percentage of the total (10%); 0 for none", commands: [...TARGET_AND_PLAN, "gpus"], parse: (t) => parseReserve(t, "--reserve"), defaultText: `${DEFAULT_RESERVE_PERCENT}%; with --exec 0, and a run's peak must leave it` },
+  { flags: "--reserve <size>", description: "headroom to leave free, also during every probe: a size (2GiB) or a percentage of the total (10%); 0 for none", commands: [...TARGET_AND_PLAN, "gpus"], parse: (t) => parseReserve(requireUnit("--reserve", t), "--reserve"), defaultText: `${DEFAULT_RESERVE_PERCENT}%; with --exec 0, and a run's peak must leave it` },
   // How the job allocates (docs/memory-model.md, "The allocator" and "The CUDA context")
   { flags: "--allocator <kind>", description: `the job's allocator: ${ALLOCATOR_KINDS.join("|")} (PyTorch's caching allocator, with expandable segments, or one cuMemAlloc per tensor)`, commands: WORKLOAD, parse: parseAllocator, defaultText: DEFAULT_ALLOCATOR },
   { flags: "--alloc-conf <string>", description: "the job's PYTORCH_CUDA_ALLOC_CONF, e.g. max_split_size_mb:128 (max_split_size_mb, max_non_split_rounding_mb, roundup_power2_divisions, expandable_segments, garbage_collection_threshold); the answer replays the step with it", commands: WORKLOAD, parse: (t) => (parseAllocConf(t, "--alloc-conf"), t), defaultText: "PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF from the environment, else PyTorch's defaults" },
@@ -130,6 +130,16 @@ export const OPTIONS: readonly OptionSpec[] = [
 function parseSolve(text: string): "batch" | "seq" {
   if (text === "batch" || text === "seq") return text;
   throw invalidArgument("--solve", text, "batch or seq");
+}
+
+/** The options that describe the workload and how it runs (those every workload command takes), by their long flag. */
+export function workloadFlags(): string[] {
+  return OPTIONS.filter((option) => option.commands === WORKLOAD).map((option) => option.flags.split(" ")[0]!);
+}
+
+/** The key commander gives an option's value: `--lora-rank` is `loraRank`. */
+export function attributeName(flag: string): string {
+  return flag.replace(/^--/, "").replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
 }
 
 export function optionsFor(command: CommandName): OptionSpec[] {

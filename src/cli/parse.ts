@@ -9,13 +9,31 @@ import { parseDuration } from "../duration.js";
 
 export { parseCount, parseDuration };
 
+/**
+ * Below this, a number without a unit is a size whose unit was forgotten (`--need 40`, `--reserve 5`):
+ * no GPU budget, reserve or per-sample figure is under a mebibyte. 0 stays 0 (`--reserve 0`).
+ */
+export const BARE_BYTES_MIN = 2 ** 20;
+
+/** Throws, suggesting the unit, for a bare number of bytes from 1 to below BARE_BYTES_MIN; returns the text. */
+export function requireUnit(option: string, text: string): string {
+  const bare = /^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]+)?\s*$/i.exec(text);
+  if (bare !== null) {
+    const value = Number(text);
+    if (value > 0 && value < BARE_BYTES_MIN) {
+      throw invalidArgument(option, text, `a size with its unit, e.g. ${bare[1]}GiB or ${bare[1]}MiB (a number alone is bytes, and below 1 MiB it is taken for a missing unit)`);
+    }
+  }
+  return text;
+}
+
 export function parseSize(option: string, text: string): number {
-  return parseBytes(text, option);
+  return parseBytes(requireUnit(option, text), option);
 }
 
 /** A size that must be above 0: a cap of nothing (`--max-mem 0`) or a requirement of nothing (`--need 0`) is a mistake. */
 export function parsePositiveSize(option: string, text: string, why: string): number {
-  const bytes = parseBytes(text, option);
+  const bytes = parseSize(option, text);
   if (bytes === 0) throw invalidArgument(option, text, `a size above 0 (${why})`);
   return bytes;
 }

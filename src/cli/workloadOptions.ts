@@ -112,7 +112,8 @@ async function readJsonFile(option: string, path: string, signal?: AbortSignal, 
     throw invalidArgument(option, path, `JSON nested at most ${LIMITS.jsonDepth} levels deep (vramfit's input limit)`);
   }
   try {
-    return { path, json: JSON.parse(text) as unknown };
+    // A UTF-8 byte-order mark (Windows editors write one) is not part of the JSON.
+    return { path, json: JSON.parse(text.replace(/^\uFEFF/, "")) as unknown };
   } catch (error) {
     throw invalidArgument(option, path, `a JSON file (${excerpt((error as Error).message)})`);
   }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { VramfitError } from "../errors.js";
 import type { Addon } from "../native/addonTypes.js";
 import { uuidKey } from "./nvmlMatch.js";
+import { envSetting } from "../environment.js";
 
 /** A minute: a search takes well under a second on a GPU, so this covers a long queue of them. */
 export const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
@@ -41,7 +42,7 @@ export function privateLockDirectory(): string {
 
 /** Where lock files go when the caller names no directory: VRAMFIT_LOCK_DIR, else the private one. */
 export function defaultLockDirectory(): string {
-  return process.env.VRAMFIT_LOCK_DIR ?? privateLockDirectory();
+  return envSetting("VRAMFIT_LOCK_DIR") ?? privateLockDirectory();
 }
 
 /** The lock file of a device: the UUID's hex digits, so a MIG instance locks on its own. */

@@ -1,5 +1,6 @@
 // What the OS can still give: on an integrated GPU (Jetson), device memory is system memory.
 import { readFileSync } from "node:fs";
+import { envSetting } from "../environment.js";
 
 /** `MemAvailable` of a /proc/meminfo text, in bytes; undefined when absent or malformed. */
 export function parseMemAvailable(text: string): number | undefined {
@@ -13,7 +14,7 @@ export function parseMemAvailable(text: string): number | undefined {
  * The kernel's estimate of memory available without swapping (MemAvailable), read now. The path
  * is `VRAMFIT_PROC_MEMINFO` when set (tests), else /proc/meminfo; undefined when unreadable.
  */
-export function memAvailableBytes(path = process.env.VRAMFIT_PROC_MEMINFO ?? "/proc/meminfo"): number | undefined {
+export function memAvailableBytes(path = envSetting("VRAMFIT_PROC_MEMINFO") ?? "/proc/meminfo"): number | undefined {
   try {
     return parseMemAvailable(readFileSync(path, "utf8"));
   } catch {

@@ -1,8 +1,8 @@
 // What every run of one search shares: the devices (locked throughout, their free memory read
 // once), the budget, the log directory, and a runner that measures each run's peak.
-import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
 import { VramfitError, invalidArgument } from "../errors.js";
 import type { DeviceLockOptions } from "../devices/deviceLock.js";
 import { budgetBytes as budgetFor, type BudgetLimits } from "../fit/budget.js";
@@ -83,11 +83,30 @@ function withinDevice(run: JobRun, devices: readonly JobDevice[]): JobRun {
   );
 }
 
+/**
+ * mkdir -p, one level at a time: Node 20's recursive mkdirSync spins forever on a path under /proc
+ * (ENOENT on every try), ignoring signals. The loop is bounded by the path's depth.
+ */
+function makeDirectory(dir: string): void {
+  const absolute = resolve(dir);
+  const levels = absolute.split(sep).filter((part) => part !== "");
+  for (let depth = 1; depth <= levels.length; depth += 1) {
+    const path = sep + levels.slice(0, depth).join(sep);
+    try {
+      if (statSync(path).isDirectory()) continue;
+      throw Object.assign(new Error(`${path} is not a directory`), { code: "ENOTDIR" });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    mkdirSync(path);
+  }
+}
+
 /** The log directory: made when named (and writable), else a new one under the system's temporary directory. */
 function logDirectory(dir: string | undefined): string {
   if (dir === undefined) return mkdtempSync(join(tmpdir(), "vramfit-exec-"));
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirectory(dir);
     accessSync(dir, constants.W_OK);
   } catch (error) {
     throw invalidArgument("--log-dir", dir, `a directory vramfit can create and write to (${(error as NodeJS.ErrnoException).code ?? "failed"})`);

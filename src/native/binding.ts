@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { VramfitError } from "../errors.js";
 import type { Addon, DriverInfo, NvmlInfo } from "./addonTypes.js";
 import { explainLoadFailure } from "./prebuildCompatibility.js";
+import { envSetting } from "../environment.js";
 
 /** No library, and why: what both loaders return instead of throwing. */
 type Unavailable = { kind: "none"; reason: string; code: string };
@@ -34,7 +35,7 @@ export function addonCandidates(explicitPath?: string): string[] {
     join(packageRoot, "build", "Release", "vramfit.node"),
     join(packageRoot, "prebuilds", `${process.platform}-${process.arch}`, "vramfit.node"),
   ];
-  const fromEnv = explicitPath ?? process.env.VRAMFIT_ADDON_PATH;
+  const fromEnv = explicitPath ?? envSetting("VRAMFIT_ADDON_PATH");
   return fromEnv ? [resolve(fromEnv), ...candidates] : candidates;
 }
 
@@ -101,7 +102,7 @@ async function openThroughAddon<T>(options: BackendOptions, load: (addon: Addon)
  * the backend is `none`, with the reason, and vramfit answers analytically.
  */
 export function openBackend(options: BackendOptions = {}): Promise<Backend> {
-  const library = options.cudaLibrary ?? process.env.VRAMFIT_CUDA_LIBRARY ?? "libcuda.so.1";
+  const library = options.cudaLibrary ?? envSetting("VRAMFIT_CUDA_LIBRARY") ?? "libcuda.so.1";
   backend ??= openThroughAddon(options, async (addon) => ({ kind: "cuda" as const, addon, driver: await addon.loadDriver(library) })).then(withVisibleDevices);
   return backend;
 }
@@ -122,7 +123,7 @@ function withVisibleDevices(backend: Backend): Backend {
  * only the commands that want it pay). Never throws: without it vramfit reads memory through CUDA.
  */
 export function openNvml(options: BackendOptions = {}): Promise<NvmlBackend> {
-  const library = options.nvmlLibrary ?? process.env.VRAMFIT_NVML_LIBRARY ?? "libnvidia-ml.so.1";
+  const library = options.nvmlLibrary ?? envSetting("VRAMFIT_NVML_LIBRARY") ?? "libnvidia-ml.so.1";
   nvml ??= openThroughAddon(options, async (addon) => ({ kind: "nvml" as const, addon, info: await addon.loadNvml(library) }));
   return nvml;
 }

@@ -1,5 +1,6 @@
 // Turns the workload options (--model, --hf-config, --spec, --params/--per-sample/--fixed) into one Workload.
-import { parseCount } from "../count.js";
+import { readFileSync } from "node:fs";
+import { parseSuffixedCount } from "../count.js";
 import { invalidArgument } from "../errors.js";
 import { didYouMean } from "../suggest.js";
 import { parseBytes } from "../units.js";
@@ -19,8 +20,10 @@ export interface ParsedFile {
 /** The workload options as the CLI hands them over; counts and sizes may come as text or as numbers already parsed. */
 export interface WorkloadInput {
   model?: string;
-  hfConfig?: ParsedFile;
-  spec?: ParsedFile;
+  /** A config.json's path (read here), or the file already read. */
+  hfConfig?: string | ParsedFile;
+  /** A spec's path (read here), or the file already read. */
+  spec?: string | ParsedFile;
   params?: string | number;
   perSample?: string | number;
   fixed?: string | number;
@@ -34,6 +37,22 @@ function sizeOption(option: string, value: string | number): number {
     return value;
   }
   return parseBytes(value, option);
+}
+
+/** A path read and parsed (a UTF-8 byte-order mark allowed), or the file as given. */
+function parsedFile(field: string, file: string | ParsedFile): ParsedFile {
+  if (typeof file !== "string") return file;
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw invalidArgument(field, file, `a readable JSON file (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`);
+  }
+  try {
+    return { path: file, json: JSON.parse(text.replace(/^\uFEFF/, "")) as unknown };
+  } catch (error) {
+    throw invalidArgument(field, file, `a JSON file (${(error as Error).message})`);
+  }
 }
 
 /** The preset, or a one-line error with the nearest name. */
@@ -63,8 +82,14 @@ export function resolveWorkload(input: WorkloadInput): Workload {
   if (sources.length > 1) throw invalidArgument(sources[1]!, `given with ${sources[0]}`, EXPECTED_SOURCE);
 
   if (input.model !== undefined) return presetByName(input.model);
-  if (input.hfConfig !== undefined) return readHfConfig(input.hfConfig.path, input.hfConfig.json);
-  if (input.spec !== undefined) return readSpec(input.spec.path, input.spec.json);
+  if (input.hfConfig !== undefined) {
+    const file = parsedFile("hfConfig", input.hfConfig);
+    return readHfConfig(file.path, file.json);
+  }
+  if (input.spec !== undefined) {
+    const file = parsedFile("spec", input.spec);
+    return readSpec(file.path, file.json);
+  }
 
   if (input.params === undefined) throw invalidArgument(input.perSample !== undefined ? "--per-sample" : "--fixed", "given without --params", "--params N with --per-sample SIZE [--fixed SIZE]");
   if (input.perSample === undefined) throw invalidArgument("--per-sample", "none", "a size above 0 with --params (bytes each sample adds, e.g. 1GiB)");
@@ -72,7 +97,7 @@ export function resolveWorkload(input: WorkloadInput): Workload {
   if (perSampleBytes <= 0) throw invalidArgument("--per-sample", input.perSample, "a size above 0 (bytes each sample adds)");
   return {
     kind: "affine",
-    parameterCount: parseCount("--params", input.params, 1, { max: LIMITS.parameters, what: "a model's parameters" }),
+    parameterCount: parseSuffixedCount("--params", input.params, 1, { max: LIMITS.parameters, what: "a model's parameters" }),
     perSampleBytes,
     fixedBytes: input.fixed === undefined ? 0 : sizeOption("--fixed", input.fixed),
   };

@@ -126,22 +126,22 @@ function validateUNet(label: string, value: unknown): void {
   });
 }
 
+/** A file's path (the library reads it), or `{ path, json }` already read. */
+function parsedFileOrPath(label: string, value: unknown): void {
+  if (typeof value === "string") return void string(label, value);
+  const file = object(label, value);
+  rejectUnknown(label, file, ["path", "json"]);
+  string(`${label}.path`, file.path);
+}
+
 /** `resolveWorkload(input)`: one object of the CLI's workload options. */
 export function validateWorkloadInput(value: unknown): void {
   const input = object("input", value);
   rejectUnknown("input", input, ["model", "hfConfig", "spec", "params", "perSample", "fixed"]);
   optionalFields("input", input, {
     model: string,
-    hfConfig: (l, v) => {
-      const file = object(l, v);
-      rejectUnknown(l, file, ["path", "json"]);
-      string(`${l}.path`, file.path);
-    },
-    spec: (l, v) => {
-      const file = object(l, v);
-      rejectUnknown(l, file, ["path", "json"]);
-      string(`${l}.path`, file.path);
-    },
+    hfConfig: parsedFileOrPath,
+    spec: parsedFileOrPath,
   });
   for (const key of ["params", "perSample", "fixed"]) {
     const v = input[key];

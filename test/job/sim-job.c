@@ -16,6 +16,9 @@
  *   SIMJOB_HOLD_MS=MS         how long the memory is held (default 20)
  *   SIMJOB_HOLD_UNTIL=PATH    hold it instead until PATH exists (a test releases it once it has
  *                             seen the memory held, so that no timing decides what is measured)
+ *   CUDASIM_NVML_SEEN_DIR=DIR hold it at least until the simulated NVML has listed this process
+ *                             with all its bytes (DIR/<pid>), at most 10 s: a sampler on a loaded
+ *                             machine cannot miss the peak
  *   SIMJOB_OOM=STYLE          the message printed when an allocation fails: pytorch (default),
  *                             pytorch-legacy, cuda-runtime, cuda-driver, cublas, cudnn, jax,
  *                             tensorflow; SIMJOB_OOM_STREAM=stdout prints it there instead
@@ -142,6 +145,24 @@ static void sleepMs(unsigned long long ms) {
   }
 }
 
+/* CUDASIM_NVML_SEEN_DIR: waits (at most 10 s) until NVML has listed this process holding `bytes` or more. */
+static void waitUntilSeen(unsigned long long bytes) {
+  const char* dir = getenv("CUDASIM_NVML_SEEN_DIR");
+  if (dir == NULL || *dir == '\0') return;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%d", dir, (int)getpid());
+  for (int waited = 0; waited < 10000; waited += 5) {
+    FILE* file = fopen(path, "r");
+    unsigned long long seen = 0;
+    if (file != NULL) {
+      int read = fscanf(file, "%llu", &seen);
+      fclose(file);
+      if (read == 1 && seen >= bytes) return;
+    }
+    sleepMs(5);
+  }
+}
+
 /* Allocates the job's tensors on every device it uses; returns the exit status. */
 static int train(unsigned long long batch) {
   unsigned long long fixed = envBytes("SIMJOB_FIXED", 0);
@@ -209,6 +230,7 @@ static int train(unsigned long long batch) {
     while (access(until, F_OK) != 0) sleepMs(5);
   } else {
     sleepMs(envBytes("SIMJOB_HOLD_MS", 20));
+    waitUntilSeen(taken);
   }
   return 0;
 }

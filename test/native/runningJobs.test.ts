@@ -32,6 +32,8 @@ beforeAll(() => {
     CUDASIM_CONTEXT_BYTES: String(CONTEXT),
     CUDASIM_STATE: temporaryPath("ledger"),
     VRAMFIT_LOCK_DIR: temporaryPath("locks").replace(/\/locks$/, ""),
+    // Each run holds its memory until NVML has listed it (sim-job.c): the sampler sees every peak, loaded or not.
+    CUDASIM_NVML_SEEN_DIR: temporaryPath("seen").replace(/\/seen$/, ""),
   });
   for (const name of Object.keys(process.env)) if (name.startsWith("SIMJOB_")) delete process.env[name];
 });
@@ -111,10 +113,9 @@ describe("findMaxBatchByRunning(command) on the simulator", () => {
   });
 
   it("with an exact model of the job, runs its answer and the next: 2 runs", async () => {
-    // The job's line leaves out its context, which only NVML's sampling adds: the job holds its peak
-    // for a second (100 sampling intervals), not 20 ms, so a loaded machine cannot make the sampler
-    // miss it, leaving the measured peak 300 MiB short and the search 3 batches too high (5 runs).
-    const description: SimJob = { fixedBytes: 4 * GiB, perSampleBytes: 100 * MiB, printPeak: true, holdMs: 1000 };
+    // The job's line leaves out its context, which only NVML's sampling adds: were the sampler to
+    // miss it (CUDASIM_NVML_SEEN_DIR above), the search would start 3 batches too high (5 runs).
+    const description: SimJob = { fixedBytes: 4 * GiB, perSampleBytes: 100 * MiB, printPeak: true };
     const result = await findMaxBatchByRunning(`${job} {batch}`, {
       device: 4,
       env: env(description),
@@ -149,6 +150,12 @@ describe("what a run's output means", () => {
       `batch 1: the job reported a peak of 100000000000000 bytes (VRAMFIT_PEAK_BYTES), more than the device's ${DEVICES[0]!.totalBytes}: print the bytes this GPU used (torch.cuda.max_memory_reserved())`,
     );
   });
+
+  it("a log directory that cannot be made (under /proc) is refused at once, not spun on (issue 25)", async () => {
+    const error = await findMaxBatchByRunning(`${job} {batch}`, { device: 0, env: process.env, logDir: "/proc/vramfit-no-such/logs" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VramfitError);
+    expect((error as Error).message).toMatch(/^--log-dir: expected a directory vramfit can create and write to \(ENOENT\), got "\/proc\/vramfit-no-such\/logs"/);
+  }, 10_000);
 
   it("reads the message on stdout too", async () => {
     const result = await checkByRunning(`${job} {batch}`, 2, { device: 0, env: env({ fixedBytes: 20 * GiB, perSampleBytes: GiB, oom: "jax" }, { SIMJOB_OOM_STREAM: "stdout" }) });

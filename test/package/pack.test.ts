@@ -78,9 +78,11 @@ describe("npm pack", () => {
       /^scripts\/(install|build-native)\.mjs$/,
       /^python\/vramfit_trace\/[a-z_]+\.(py|cpp)$/,
       /^(CMakeLists\.txt|binding\.gyp|package\.json|README\.md|LICENSE)$/,
+      // The docs the help text and README point at (issue 25: --spec's help named a file not shipped).
+      /^docs\/.+\.md$/,
     ];
     expect(packedFiles.filter((f) => !allowed.some((pattern) => pattern.test(f)))).toEqual([]);
-    for (const f of ["dist/index.js", "dist/index.d.ts", "dist/cli/vramfit.cjs", "bin/package.json", "native/addon/module.cc", "python/vramfit_trace/__main__.py", "python/vramfit_trace/fake_cuda.cpp", "CMakeLists.txt", "binding.gyp", "LICENSE", "README.md"]) {
+    for (const f of ["dist/index.js", "dist/index.d.ts", "dist/cli/vramfit.cjs", "bin/package.json", "native/addon/module.cc", "python/vramfit_trace/__main__.py", "python/vramfit_trace/fake_cuda.cpp", "CMakeLists.txt", "binding.gyp", "LICENSE", "README.md", "docs/memory-model.md", "docs/cli.md"]) {
       expect(packedFiles).toContain(f);
     }
     // Both prebuilds with what they need (their glibc floor is test/package/prebuilds.test.ts's).

@@ -1,0 +1,75 @@
+// What a new user typed and vramfit misread (issue 25, items 5, 7 and 8): bare sizes, a config
+// given by its path, a byte-order mark, a parameter count with a suffix.
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseSize } from "../../src/cli/parse.js";
+import { resolveWorkload } from "../../src/index.js";
+
+const gpt2 = resolve(import.meta.dirname, "..", "fixtures", "hf", "gpt2.json");
+
+describe("a size without a unit", () => {
+  it.each(["40", "5", "1e3", "1048575", "0.5e6"])("%s below 1 MiB is refused, suggesting the unit", (text) => {
+    expect(() => parseSize("--need", text)).toThrow(new RegExp(`^--need: expected a size with its unit, e\\.g\\. .*GiB or .*MiB .*got "${text.replace(".", "\\.")}"`));
+  });
+  it.each([
+    ["0", 0],
+    ["1048576", 1048576],
+    ["1.5e9", 1.5e9],
+    ["40GiB", 40 * 2 ** 30],
+    ["512KiB", 512 * 1024],
+  ])("%s is %d bytes", (text, bytes) => {
+    expect(parseSize("--need", text)).toBe(bytes);
+  });
+});
+
+describe("resolveWorkload", () => {
+  it("takes an HF config or a spec by its path, as it takes { path, json }", () => {
+    const byPath = resolveWorkload({ hfConfig: gpt2 });
+    expect(byPath).toEqual(resolveWorkload({ hfConfig: { path: gpt2, json: JSON.parse(readFileSync(gpt2, "utf8")) } }));
+    expect(byPath).toMatchObject({ name: expect.stringContaining("gpt2") });
+    expect(() => resolveWorkload({ hfConfig: "/nonexistent/config.json" })).toThrow(/^hfConfig: expected a readable JSON file \(ENOENT\)/);
+  });
+
+  it("reads a file that starts with a UTF-8 byte-order mark", () => {
+    const path = join(mkdtempSync(join(tmpdir(), "vramfit-bom-")), "config.json");
+    writeFileSync(path, `\uFEFF${readFileSync(gpt2, "utf8")}`);
+    expect({ ...resolveWorkload({ hfConfig: path }), name: "" }).toEqual({ ...resolveWorkload({ hfConfig: gpt2 }), name: "" });
+  });
+
+  it.each([
+    ["7B", 7e9],
+    ["1.5b", 1.5e9],
+    ["350M", 350e6],
+    ["1.8T", 1.8e12],
+    ["125K", 125e3],
+    ["7e9", 7e9],
+  ])("--params %s is %d parameters", (text, count) => {
+    expect(resolveWorkload({ params: text, perSample: "1GiB" })).toMatchObject({ parameterCount: count });
+  });
+
+  it("refuses a suffix it does not know, showing what was typed", () => {
+    expect(() => resolveWorkload({ params: "7X", perSample: "1GiB" })).toThrow(/^--params: expected .*got "7X"/);
+  });
+});
+
+describe("an empty environment variable is unset (issue 25, item 8)", () => {
+  it("VRAMFIT_LOCK_DIR= and VRAMFIT_PROC_MEMINFO= fall back to the defaults", async () => {
+    const { defaultLockDirectory, privateLockDirectory } = await import("../../src/devices/deviceLock.js");
+    const { memAvailableBytes } = await import("../../src/devices/systemMemory.js");
+    const saved = { lock: process.env.VRAMFIT_LOCK_DIR, meminfo: process.env.VRAMFIT_PROC_MEMINFO };
+    try {
+      process.env.VRAMFIT_LOCK_DIR = "";
+      process.env.VRAMFIT_PROC_MEMINFO = "";
+      expect(defaultLockDirectory()).toBe(privateLockDirectory());
+      expect(memAvailableBytes()).toBe(memAvailableBytes("/proc/meminfo"));
+      expect(memAvailableBytes()).toEqual(expect.any(Number));
+    } finally {
+      for (const [name, value] of [["VRAMFIT_LOCK_DIR", saved.lock], ["VRAMFIT_PROC_MEMINFO", saved.meminfo]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+});
