@@ -16,6 +16,9 @@ export interface ConflictingOptions {
   mode?: string;
   optimizer?: string;
   optimizerImpl?: string;
+  simulate?: boolean;
+  python?: string;
+  cudnnWorkspace?: number;
 }
 
 /**
@@ -31,6 +34,10 @@ export function checkConflicts(command: CommandName, options: ConflictingOptions
     throw invalidArgument("--analytic", "with --require-gpu", "one of them: --analytic never touches the GPU that --require-gpu demands");
   }
   // Options that would otherwise be ignored without a word (issue 25, item 9).
+  if (command !== "trace" && options.exec === undefined) {
+    const simulated = ([["simulate", "--simulate"], ["python", "--python"], ["cudnnWorkspace", "--cudnn-workspace"]] as const).find(([key]) => options[key] !== undefined);
+    if (simulated !== undefined) throw invalidArgument(simulated[1], String(options[simulated[0]]), `${simulated[1]} with --exec --gpu ID (it applies to a job run on a simulated GPU)`);
+  }
   if (options.calibrate !== undefined && options.exec === undefined) {
     throw invalidArgument("--calibrate", String(options.calibrate), "--calibrate with --exec (it sets the batches the job's first two runs use)");
   }

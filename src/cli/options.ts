@@ -134,7 +134,7 @@ function parseSolve(text: string): "batch" | "seq" {
 
 /** The options that describe the workload and how it runs (those every workload command takes), by their long flag. */
 export function workloadFlags(): string[] {
-  return OPTIONS.filter((option) => option.commands === WORKLOAD).map((option) => option.flags.split(" ")[0]!);
+  return OPTIONS.filter((option) => WORKLOAD.every((command) => option.commands.includes(command)) && !option.commands.includes("info") && !option.flags.startsWith("--reserve")).map((option) => option.flags.split(" ")[0]!);
 }
 
 /** The key commander gives an option's value: `--lora-rank` is `loraRank`. */

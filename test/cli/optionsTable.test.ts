@@ -58,6 +58,12 @@ function exercise(flag: string, command: CommandName): { args: string[]; workloa
     "--min-batch": { args: command === "gpus" ? ["--fit", "--min-batch", "64"] : ["--min-batch", "2"] },
     "--fit": { args: ["--fit"] },
     "--svg": { args: ["--gpu", "A100-80GB", "--svg", join(scratch, "chart.svg")] },
+    "--compute-capability": { args: ["--compute-capability", "8.0"] },
+    "--hf-loss": { args: ["--model", "gpt2-medium", "--seq", "128", "--hf-loss", "legacy"], workload: [] },
+    "--lora-dropout": { args: ["--lora-rank", "8", "--lora-dropout", "0.1"] },
+    "--zero-grad": { args: ["--zero-grad", "zeros"] },
+    "--alloc-conf": { args: ["--alloc-conf", "max_split_size_mb:128"] },
+    "--events": { args: ["--events", join(scratch, "events.log")] },
     "--exec": { args: ["--exec", "JOB {batch}"] },
     "--calibrate": { args: ["--exec", "JOB {batch}", "--calibrate", "1,4"] },
     "--run-timeout": { args: ["--exec", "JOB {batch}", "--run-timeout", "5m"] },
@@ -68,7 +74,7 @@ function exercise(flag: string, command: CommandName): { args: string[]; workloa
   // Otherwise a value of the placeholder's kind.
   const spec = OPTIONS.find((o) => o.flags.split(/[ ,]/)[0] === flag)!;
   const placeholder = /<([^>]+)>/.exec(spec.flags)?.[1];
-  const samples: Record<string, string> = { n: "2", size: "1GiB", duration: "30s", kind: "raw", p: "bf16", o: "sgd", impl: "foreach", m: "train", stage: "1", r: "8", c: "1", format: "bf16", list: "q,v", what: "optimizer" };
+  const samples: Record<string, string> = { n: "2", size: "1GiB", duration: "30s", kind: "raw", p: "bf16", o: "sgd", impl: "foreach", m: "train", stage: "1", r: "8", c: "1", format: "bf16", list: "q,v", what: "optimizer", path: "python3" };
   if (placeholder === undefined) return { args: [flag] };
   const value = samples[placeholder];
   if (value === undefined) throw new Error(`no sample value for ${spec.flags}: add one to exercise() in this test`);
@@ -88,8 +94,9 @@ const WORKLOAD_SOURCES = new Set(["--model", "--hf-config", "--spec", "--params"
 /** What describes the workload: every option `plan` and `gpus` take besides a target's. */
 const WORKLOAD_OPTIONS = new Set(OPTIONS.filter((o) => o.commands.includes("gpus") && o.commands.includes("plan") && !o.flags.startsWith("--reserve") && !o.flags.startsWith("--json")).map((o) => o.flags.split(" ")[0]!));
 
+const SIMULATED_GPU_ONLY_FLAGS = ["--simulate", "--python", "--cudnn-workspace"];
 /** The options that cannot go with --exec, and say so naming the option typed. */
-const REFUSED_WITH_EXEC = new Set(["--gpu", "--memory", "--analytic", "--need", "--no-touch", "--solve"]);
+const REFUSED_WITH_EXEC = new Set(["--memory", "--analytic", "--need", "--no-touch", "--solve", ...SIMULATED_GPU_ONLY_FLAGS]);
 
 let job: string;
 
@@ -117,7 +124,10 @@ async function cli(args: readonly string[]): Promise<{ status: number; stdout: s
 /** Names no user typed: the library's fields and internal calls. */
 const INTERNAL = /\b(options|spec|limits)\.[a-zA-Z]+|loadDriver|internal error|expected no such field/;
 
-const CASES = OPTIONS.flatMap((spec) => spec.commands.map((command) => ({ flag: spec.flags.split(/[ ,]/)[0]!, command })));
+// `trace` runs the user's Python under PyTorch: its options are tested with it (test/cli/trace*.test.ts).
+const CASES = OPTIONS.flatMap((spec) => spec.commands.filter((command) => command !== "trace").map((command) => ({ flag: spec.flags.split(/[ ,]/)[0]!, command })));
+/** Options for --exec on a simulated GPU (--exec --gpu ID): alone they are refused, naming --gpu; with it they need PyTorch (the simulated GPU's own tests). */
+const SIMULATED_GPU_ONLY = new Set(SIMULATED_GPU_ONLY_FLAGS);
 const uniqueCases = CASES.filter((c, i) => CASES.findIndex((d) => d.flag === c.flag && d.command === c.command) === i);
 
 describe("every option with every command it is documented for", () => {
@@ -127,12 +137,18 @@ describe("every option with every command it is documented for", () => {
     const line = commandLine(command, args.includes("--exec") && command === "check" ? [] : (workload ?? WORKLOAD), args);
     const result = await cli(line);
     expect(result.stderr, line.join(" ")).not.toMatch(INTERNAL);
+    if (SIMULATED_GPU_ONLY.has(flag)) {
+      expect(result.status, result.stderr).toBe(2);
+      expect(result.stderr).toMatch(/--exec --gpu ID|--gpu ID with it/);
+      return;
+    }
     expect([0, 1], `${line.join(" ")}\n${result.stderr}`).toContain(result.status);
   });
 });
 
 describe("every batch and check option with --exec", () => {
-  const execCases = uniqueCases.filter((c) => (c.command === "batch" || c.command === "check") && c.flag !== "--exec");
+  // --gpu with --exec simulates that GPU under the job's own PyTorch: the simulated GPU's tests cover it.
+  const execCases = uniqueCases.filter((c) => (c.command === "batch" || c.command === "check") && c.flag !== "--exec" && c.flag !== "--gpu");
   it.each(execCases)("$command --exec … $flag", async ({ flag, command }) => {
     const { args, workload } = exercise(flag, command);
     const withExec = args.includes("--exec") ? args : ["--exec", "JOB {batch}", ...args];
@@ -145,7 +161,7 @@ describe("every batch and check option with --exec", () => {
     if (refused) {
       expect(result.status, result.stderr).toBe(2);
       expect(result.stderr.trim().split("\n")).toHaveLength(1);
-      expect(result.stderr).toContain("--exec");
+      expect(result.stderr).toMatch(new RegExp(`--exec|${flag}`));
     } else {
       expect([0, 1], `${line.join(" ")}\n${result.stderr}`).toContain(result.status);
     }
