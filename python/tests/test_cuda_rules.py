@@ -57,3 +57,14 @@ def test_fused_attention_keeps_no_scores():
     scores = batch * heads * seq * seq * 2
     assert not [e for e in events if e[0] == "a" and e[2] >= scores], "an s² tensor was allocated"
     assert any(e[4] == "aten::_scaled_dot_product_flash_attention" for e in events if e[0] == "a")
+
+
+def test_amp_chooses_the_kernel_for_autocast_inputs():
+    """Under fp16 autocast, SDPA's inputs are cast to fp16 before the kernel is chosen (rotary leaves k in fp32)."""
+    options = parse(["--hf-config", os.path.join(CONFIGS, "tiny-llama.json"), "--seq", "16", "--precision", "amp",
+                     "--compute-capability", "8.0"])
+    build, _env = resolve(options)
+    log = AttentionLog(options.compute_capability)
+    with log.recording():
+        trace_batch(build, options, 2)
+    assert [e["kernel"] for e in log.entries] == ["flash", "flash"]

@@ -112,6 +112,11 @@ class AttentionLog:
         log = self
 
         def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+            if query.device.type == "cuda" and torch.is_autocast_enabled("cuda"):
+                # scaled_dot_product_attention is on CUDA autocast's lower-precision list (autocast_mode.cpp): the
+                # kernel is chosen for the cast inputs, which autocast would make before the op runs.
+                low = torch.get_autocast_dtype("cuda")
+                query, key, value = (t.to(low) if t.is_floating_point() else t for t in (query, key, value))
             kernel = select_kernel(log.capability, query, key, value, attn_mask, dropout_p, is_causal, enable_gqa,
                                    log.torch_version)
             if query.device.type != "cuda":
