@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Makes test/fixtures/trace-agreement.json: each case's step traced by the fake-CUDA tracer (python/vramfit_trace,
+// torch 2.13 CPU venv, models built from config.json with random init), reduced to its peak at two batches.
+// Usage: VRAMFIT_TORCH_CPU_PYTHON=/root/.cache/vramfit/venvs/torch-2.13.0-cpu/bin/python node scripts/reference/trace-agreement.mjs [CASE ...]
+// Each case takes tens of seconds on two cores; the comparison with the analytic model is test/unit/traceAgreement.test.ts.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const python = process.env.VRAMFIT_TORCH_CPU_PYTHON;
+if (!python) throw new Error("set VRAMFIT_TORCH_CPU_PYTHON to the torch 2.13 CPU venv's python");
+const BATCHES = [4, 8];
+const out = "test/fixtures/trace-agreement.json";
+
+/** Each case: the preset vramfit plans, and the tracer's arguments for the same step. */
+const CASES = [
+  ["gpt2 fp32 adamw seq512", "gpt2", ["--hf-config", "test/fixtures/hf/gpt2.json", "--seq", "512", "--precision", "fp32"]],
+  ["gpt2 bf16 adamw seq512", "gpt2", ["--hf-config", "test/fixtures/hf/gpt2.json", "--seq", "512", "--precision", "bf16"]],
+  ["gpt2 fp32 sgd seq1024", "gpt2", ["--hf-config", "test/fixtures/hf/gpt2.json", "--seq", "1024", "--precision", "fp32", "--optimizer", "sgd"]],
+  ["gpt2 fp32 adamw seq512 checkpointing", "gpt2", ["--hf-config", "test/fixtures/hf/gpt2.json", "--seq", "512", "--precision", "fp32", "--checkpointing"]],
+  ["llama-3.2-1b bf16 adamw seq512", "llama-3.2-1b", ["--hf-config", "test/fixtures/hf/llama-3.2-1b.json", "--seq", "512", "--precision", "bf16"]],
+  ["llama-3.2-1b fp32 adamw seq256", "llama-3.2-1b", ["--hf-config", "test/fixtures/hf/llama-3.2-1b.json", "--seq", "256", "--precision", "fp32"]],
+  ["llama-3.2-1b bf16 lora8 seq512", "llama-3.2-1b", ["--hf-config", "test/fixtures/hf/llama-3.2-1b.json", "--seq", "512", "--precision", "bf16", "--lora-rank", "8"]],
+  ["resnet50 fp32 sgd", "resnet50", ["--torchvision", "resnet50", "--image", "224", "--precision", "fp32", "--optimizer", "sgd"]],
+  ["gpt2 amp adamw seq512", "gpt2", ["--hf-config", "test/fixtures/hf/gpt2.json", "--seq", "512", "--precision", "amp"]],
+  ["gpt2 fp32 momentum seq256", "gpt2", ["--hf-config", "test/fixtures/hf/gpt2.json", "--seq", "256", "--precision", "fp32", "--optimizer", "momentum"]],
+  ["llama-3.2-1b amp adamw seq512", "llama-3.2-1b", ["--hf-config", "test/fixtures/hf/llama-3.2-1b.json", "--seq", "512", "--precision", "amp"]],
+  ["llama-3.2-1b bf16 adamw seq512 checkpointing", "llama-3.2-1b", ["--hf-config", "test/fixtures/hf/llama-3.2-1b.json", "--seq", "512", "--precision", "bf16", "--checkpointing"]],
+  ["llama-3.2-3b bf16 sgd seq256", "llama-3.2-3b", ["--hf-config", "test/fixtures/hf/llama-3.2-3b.json", "--seq", "256", "--precision", "bf16", "--optimizer", "sgd"]],
+  ["gemma-3-1b bf16 adamw seq256", "gemma-3-1b", ["--hf-config", "test/fixtures/hf/gemma-3-1b-pt.json", "--seq", "256", "--precision", "bf16"]],
+  ["qwen2.5-7b bf16 sgd seq128", "qwen2.5-7b", ["--hf-config", "test/fixtures/hf/qwen2.5-7b.json", "--seq", "128", "--precision", "bf16", "--optimizer", "sgd"]],
+  ["llama-3.2-1b fp32 sgd seq512 checkpointing", "llama-3.2-1b", ["--hf-config", "test/fixtures/hf/llama-3.2-1b.json", "--seq", "512", "--precision", "fp32", "--optimizer", "sgd", "--checkpointing"]],
+];
+
+function replayPeak(trace, batch) {
+  const live = new Map();
+  let current = 0;
+  let peak = 0;
+  let phase = "";
+  for (const e of trace.events) {
+    if (e[0] === "a") {
+      const bytes = e[2] + e[3] * batch;
+      live.set(e[1], bytes);
+      current += bytes;
+      if (current > peak) [peak, phase] = [current, `${trace.phases[e[4]]} ${e[6] ?? ""}`.trim()];
+    } else {
+      current -= live.get(e[1]) ?? 0;
+      live.delete(e[1]);
+    }
+  }
+  return { peak, phase };
+}
+
+const wanted = process.argv.slice(2);
+const previous = existsSync(out) ? JSON.parse(readFileSync(out, "utf8")).cases : [];
+const cases = previous.filter((c) => wanted.length > 0 && !wanted.includes(c.case));
+const dir = mkdtempSync(join(tmpdir(), "trace-agreement-"));
+for (const [name, preset, args] of CASES) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  const file = join(dir, "trace.json");
+  const run = spawnSync(python, ["-m", "vramfit_trace", ...args.map((a) => (a.startsWith("test/") ? `../${a}` : a)), "--compute-capability", "9.0", "--no-cache", "--out", file], { cwd: "python", encoding: "utf8" });
+  if (run.status !== 0) {
+    process.stderr.write(`${name}: tracer failed: ${run.stderr.trim().split("\n").at(-1)}\n`);
+    continue;
+  }
+  const trace = JSON.parse(readFileSync(file, "utf8"));
+  const peaks = Object.fromEntries(BATCHES.map((b) => [b, replayPeak(trace, b)]));
+  cases.push({
+    case: name,
+    preset,
+    tracerArgs: args,
+    affine: trace.affine,
+    kernels: [...new Set((trace.attention ?? []).map((a) => a.kernel))],
+    charged: trace.charged ?? {},
+    parameterCount: trace.workload.parameterCount,
+    trainableParameterCount: trace.workload.trainableParameterCount,
+    peaks,
+  });
+  process.stderr.write(`${name}: ${BATCHES.map((b) => `${b}: ${peaks[b].peak} (${peaks[b].phase})`).join(", ")}\n`);
+}
+const environment = JSON.parse(spawnSync(python, ["-c", "import json, torch, transformers; print(json.dumps({'torch': torch.__version__, 'transformers': transformers.__version__}))"], { encoding: "utf8" }).stdout);
+writeFileSync(out, `${JSON.stringify({ command: `node scripts/reference/trace-agreement.mjs (VRAMFIT_TORCH_CPU_PYTHON: torch ${environment.torch}, transformers ${environment.transformers})`, batches: BATCHES, cases }, null, 1)}\n`);

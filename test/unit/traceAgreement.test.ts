@@ -1,0 +1,104 @@
+// The analytic timeline's peak against the fake-CUDA tracer's trace of the same step (test/fixtures/trace-agreement.json,
+// made by scripts/reference/trace-agreement.mjs with torch 2.13 and transformers 5.18, models from config.json).
+import { readFileSync } from "node:fs";
+import { describe, expect, test } from "vitest";
+import { BLAS_WORKSPACE_PREFIX } from "../../src/plan/blasWorkspace.js";
+import { buildPlan } from "../../src/plan/buildPlan.js";
+import { peakBytes, type MemoryPlan } from "../../src/plan/memoryPlan.js";
+import { parseSetup, type SetupOptions } from "../../src/plan/setup.js";
+import { presetWorkload } from "../../src/workload/presets.js";
+
+interface Case {
+  case: string;
+  preset: string;
+  tracerArgs: string[];
+  affine: boolean;
+  kernels: string[];
+  charged: { cublasWorkspaceBytes?: number; cublasWorkspaces?: number };
+  parameterCount: number;
+  trainableParameterCount: number;
+  peaks: Record<string, { peak: number; phase: string }>;
+}
+const fixture = JSON.parse(readFileSync(new URL("../fixtures/trace-agreement.json", import.meta.url), "utf8")) as { command: string; batches: number[]; cases: Case[] };
+
+/** The vramfit options of the tracer's arguments (the same names: docs/trace-format.md). */
+function optionsOf(args: string[]): SetupOptions {
+  const value = (flag: string) => {
+    const i = args.indexOf(flag);
+    return i < 0 ? undefined : args[i + 1];
+  };
+  return {
+    precision: value("--precision") ?? "fp32",
+    optimizer: value("--optimizer") ?? "adamw",
+    ...(value("--seq") !== undefined && !args.includes("--torchvision") && { seq: value("--seq")! }),
+    ...(value("--image") !== undefined && { image: value("--image")! }),
+    ...(args.includes("--checkpointing") && { checkpointing: "full" }),
+    ...(value("--lora-rank") !== undefined && { loraRank: value("--lora-rank")! }),
+    computeCapability: "9.0",
+  };
+}
+
+/** The plan without cuBLAS's workspaces: a trace charges them beside its events (`charged`). */
+function planOf(c: Case): { plan: MemoryPlan; workspaces: number } {
+  const plan = buildPlan(presetWorkload(c.preset)!, parseSetup(optionsOf(c.tracerArgs)));
+  const workspaces = plan.tensors.filter((t) => t.name.startsWith(BLAS_WORKSPACE_PREFIX));
+  return { plan: { ...plan, tensors: plan.tensors.filter((t) => !t.name.startsWith(BLAS_WORKSPACE_PREFIX)) }, workspaces: workspaces.reduce((sum, t) => sum + t.fixedBytes, 0) };
+}
+
+const allocated = (bytes: number) => Math.ceil(bytes / 512) * 512;
+
+describe(`the analytic peak against the traced step (${fixture.command})`, () => {
+  test.each(fixture.cases.map((c) => [c.case, c] as const))("%s: same parameters, kernel and cuBLAS workspaces", (_, c) => {
+    const { plan, workspaces } = planOf(c);
+    expect(plan.parameterCount).toBe(c.parameterCount);
+    expect(plan.trainableParameterCount ?? plan.parameterCount).toBe(c.trainableParameterCount);
+    // The tracer ran torch 2.13, whose priority order puts flash first everywhere; torch 2.14 (what
+    // vramfit plans) puts cuDNN first on sm 9.0. Both keep Q, K, V, the output and fp32 statistics.
+    const traced = plan.attentionKernel === "cudnn" ? "flash" : plan.attentionKernel;
+    if (c.kernels.length > 0 && !KERNEL_GAPS.has(c.case)) expect(c.kernels).toEqual([traced]);
+    expect(workspaces).toBe((c.charged.cublasWorkspaceBytes ?? 0) * (c.charged.cublasWorkspaces ?? 0));
+  });
+});
+
+/**
+ * KNOWN GAPS, pinned so they cannot move unnoticed: vramfit's peak / the trace's, as measured when
+ * the fixture was made (docs/memory-model.md, "Against the tracer"). Below 1 is the dangerous side.
+ * - amp: vramfit plans ZeRO's layout with 16-bit activations; under torch.cuda.amp the weights and
+ *   gradients are fp32, autocast keeps 16-bit weight copies, and the residual stream, norms and
+ *   RoPE's outputs stay fp32 (Llama's attention then runs in fp32 with GQA: the math kernel) — issue 21 item 1;
+ * - gemma-3-1b: its sandwich norms' fp32 products, embedding scaling and 262k vocabulary are not
+ *   written out op for op;
+ * - llama-3.2-3b at batch 4 and llama-3.2-1b fp32 with checkpointing at batch 4: small batches,
+ *   where the trace peaks in a backward residual add that the plan's per-layer gradient grouping
+ *   does not reach.
+ */
+const KNOWN_GAPS: Record<string, Record<number, number>> = {
+  "gpt2 amp adamw seq512": { 4: 0.8878, 8: 0.8598 },
+  "llama-3.2-1b amp adamw seq512": { 4: 0.8996, 8: 0.818 },
+  "gemma-3-1b bf16 adamw seq256": { 4: 0.9629, 8: 0.9508 },
+  "llama-3.2-3b bf16 sgd seq256": { 4: 0.9458 },
+  "llama-3.2-1b fp32 sgd seq512 checkpointing": { 4: 0.9138 },
+};
+/** The traced kernel differs: amp Llama's RoPE leaves Q and K in fp32 under autocast, so SDPA runs fp32 with GQA (math). */
+const KERNEL_GAPS = new Set(["llama-3.2-1b amp adamw seq512"]);
+
+const comparisons = fixture.cases.flatMap((c) => fixture.batches.map((b) => [c.case, b, c] as const));
+
+describe("the analytic timeline's peak within 1% of the trace's, at both batches", () => {
+  test("the fixture covers GPT-2 and Llama-family presets, fp32, bf16 and amp, with and without checkpointing", () => {
+    expect(fixture.command).toContain("scripts/reference/trace-agreement.mjs");
+    expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(5);
+    expect(comparisons.length).toBeGreaterThanOrEqual(28);
+    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(20);
+  });
+
+  test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined))("%s at batch %d", (_, b, c) => {
+    const { plan } = planOf(c);
+    expect(Math.abs(peakBytes(plan, b, allocated) / c.peaks[String(b)]!.peak - 1)).toBeLessThan(0.01);
+  });
+
+  test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] !== undefined))("KNOWN GAP %s at batch %d", (name, b, c) => {
+    const { plan } = planOf(c);
+    expect(peakBytes(plan, b, allocated) / c.peaks[String(b)]!.peak).toBeCloseTo(KNOWN_GAPS[name]![b]!, 3);
+  });
+});
