@@ -4,7 +4,7 @@ import { validateSearch } from "./validateTargets.js";
 
 /**
  * Whether a batch size fits. Need not be monotone: a step's memory can drop from one batch to the
- * next (bert-base's replay at capacity needs 300 MiB less at 516 than at 515). "The largest batch
+ * next (bert-base's replay at capacity needs about 300 MiB less at 516 than at 515). "The largest batch
  * that fits" is therefore defined as the b this search returns: fits(b) and not fits(b + 1), both
  * evaluated; nothing is claimed about larger batches (test/unit/nonMonotone.test.ts).
  */
