@@ -8,7 +8,6 @@ import sys
 from . import TRACER_VERSION
 from .errors import TraceError, missing
 
-DTYPES = {"fp32": "float32", "amp": "float32", "fp16": "float16", "bf16": "bfloat16"}
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -1,7 +1,7 @@
 """Resolves --hf-config / --torchvision / --timm / --torch to a workload builder and the versions it used."""
 import torch
 
-from .errors import TraceError, missing
+from .errors import TraceError
 from .workload import materialize
 
 DTYPES = {"fp32": torch.float32, "amp": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}

@@ -28,8 +28,7 @@ def materialize(model, device, dtype):
     """Replaces a meta-device model's parameters and buffers by empty ones on `device` (fake under FakeTensorMode).
 
     One new tensor per original, so tied weights stay tied (Module.to_empty would make two). Floating-point
-    parameters take `dtype` (None: keep theirs); buffers keep their dtype, as Module.to(dtype) would not... except
-    that it does for floating buffers, which this follows.
+    parameters and buffers take `dtype` as Module.to(dtype) would (None: each keeps its own).
     """
     made = {}
 
