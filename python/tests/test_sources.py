@@ -53,3 +53,10 @@ def test_lora_trains_only_the_adapters():
 def test_missing_function_is_one_line():
     with pytest.raises(TraceError, match="has no function 'nope'"):
         resolve(parse(["--torch", os.path.join(ROOT, "examples", "trace-own-model.py") + ":nope"]))
+
+
+def test_inference_records_the_kv_cache():
+    totals, _workload = by_category(["--hf-config", os.path.join(CONFIGS, "tiny-llama.json"), "--seq", "16", "--mode", "infer"])
+    # 2 layers × (K and V) × batch 2 × 2 KV heads × seq 16 × head dim 16 × 4 bytes (fp32)
+    assert totals["kvCache"] == 2 * 2 * 2 * 2 * 16 * 16 * 4
+    assert "gradients" not in totals and "optimizerStates" not in totals
