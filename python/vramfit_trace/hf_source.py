@@ -45,12 +45,13 @@ def read_config(path, attention):
 
 
 def head_class(config):
-    """The training head for the config: the Auto mapping that knows its class, in this order."""
+    """The training head for the config: the Auto mapping that knows its class, in this order (an encoder such as BERT
+    has a causal-LM class too, but trains as a masked LM; no decoder-only model has a masked-LM class)."""
     transformers = import_transformers()
     for auto, kind in (
-        (transformers.AutoModelForCausalLM, "causal"),
         (transformers.AutoModelForSeq2SeqLM, "seq2seq"),
         (transformers.AutoModelForMaskedLM, "masked"),
+        (transformers.AutoModelForCausalLM, "causal"),
         (transformers.AutoModelForImageClassification, "image"),
     ):
         if type(config) in auto._model_mapping:
