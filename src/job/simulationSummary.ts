@@ -61,6 +61,12 @@ function simulationWarnings(sim: SimulatedGpu, deviceToHostBytes: number, touche
   }
   if ((touched["cudnn.benchmark"] ?? 0) > 0) warnings.push("torch.backends.cudnn.benchmark: the algorithm (and workspace) cuDNN's timing would pick is not simulated");
   if ((touched["cudnn.rnn"] ?? 0) > 0) warnings.push("cuDNN RNNs are not simulated: the stub refuses them (CUDNN_STATUS_NOT_SUPPORTED)");
+  if ((touched["cudart.graphCaptures"] ?? 0) > 0) {
+    warnings.push("the job captured CUDA graphs: their memory pools are PyTorch's and counted, but what the driver keeps for an instantiated graph on a real GPU is not simulated");
+  }
+  if ((touched["driver.virtualMemory"] ?? 0) > 0) {
+    warnings.push("expandable segments (cuMemCreate): out of memory is simulated, but their memory is missing from the measured peaks");
+  }
   if ((touched["driver.moduleLoads"] ?? 0) > 0 || (touched["driver.launches"] ?? 0) > 0) {
     warnings.push("the job built and launched its own kernels through the driver (NVRTC, Triton, torch.compile): what their compilers and autotuners allocate is not simulated");
   }
