@@ -30,6 +30,10 @@ const CASES = [
   ["llama-3.2-3b bf16 sgd seq256", "llama-3.2-3b", ["--hf-config", "test/fixtures/hf/llama-3.2-3b.json", "--seq", "256", "--precision", "bf16", "--optimizer", "sgd"]],
   ["gemma-3-1b bf16 adamw seq256", "gemma-3-1b", ["--hf-config", "test/fixtures/hf/gemma-3-1b-pt.json", "--seq", "256", "--precision", "bf16"]],
   ["qwen2.5-7b bf16 sgd seq128", "qwen2.5-7b", ["--hf-config", "test/fixtures/hf/qwen2.5-7b.json", "--seq", "128", "--precision", "bf16", "--optimizer", "sgd"]],
+  ["mistral-7b bf16 sgd seq128", "mistral-7b", ["--hf-config", "test/fixtures/hf/mistral-7b-v0.1.json", "--seq", "128", "--precision", "bf16", "--optimizer", "sgd"]],
+  ["qwen3-8b bf16 sgd seq128", "qwen3-8b", ["--hf-config", "test/fixtures/hf/qwen3-8b.json", "--seq", "128", "--precision", "bf16", "--optimizer", "sgd"]],
+  ["llama-3.2-1b fp16 adamw seq512", "llama-3.2-1b", ["--hf-config", "test/fixtures/hf/llama-3.2-1b.json", "--seq", "512", "--precision", "fp16"]],
+  ["llama-3.2-3b bf16 adamw seq512 checkpointing", "llama-3.2-3b", ["--hf-config", "test/fixtures/hf/llama-3.2-3b.json", "--seq", "512", "--precision", "bf16", "--checkpointing"]],
   ["llama-3.2-1b fp32 sgd seq512 checkpointing", "llama-3.2-1b", ["--hf-config", "test/fixtures/hf/llama-3.2-1b.json", "--seq", "512", "--precision", "fp32", "--optimizer", "sgd", "--checkpointing"]],
 ];
 
