@@ -79,12 +79,13 @@ export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind
 }
 
 /**
- * The device allocations the job holds at its peak at a batch size with no memory limit, in the
- * order it makes them: for `pytorch` the segments, for `expandable` the pages, for `raw` the
- * tensors themselves (the driver rounds them).
+ * Every device allocation the job makes at a batch size, in order (deviceSteps' sizes): for
+ * `pytorch` the segments — of the replay at `capacityBytes` where it completes there, some of
+ * them given back on the way (see deviceSteps), else of the replay with no limit, all held at the
+ * end; for `expandable` the pages, for `raw` the tensors live at the peak (the driver rounds them).
  */
-export function deviceAllocations(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF): readonly number[] {
-  return deviceSteps(plan, batch, kind, conf).sizes;
+export function deviceAllocations(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): readonly number[] {
+  return deviceSteps(plan, batch, kind, conf, capacityBytes).sizes;
 }
 
 /**

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { deviceAllocations } from "../../src/fit/allocator.js";
+import { deviceSteps } from "../../src/fit/allocator.js";
 import { findMaxBatch, planTrace } from "../../src/index.js";
 import { root, runCli, runJson, simulatedGpus } from "./runCli.js";
 
@@ -86,8 +86,10 @@ describe("vramfit trace", () => {
     // The probe holds the traced step's own segments at the batch it tried first.
     const lines = readFileSync(log, "utf8").trim().split("\n");
     const first = lines.slice(0, lines.findIndex((l) => l.includes(" uncharge "))).map((l) => Number(/bytes=(\d+)/.exec(l)![1]));
-    // At the device's capacity for the step (the budget less the job's context), as the probe replays it.
-    expect(first).toEqual(deviceAllocations(plan, batch.json.predictedBatchSize, "pytorch", undefined, batch.json.budgetBytes - batch.json.jobContextBytes));
+    // At the device's capacity for the step (the budget less the job's context), as the probe replays it:
+    // its allocations up to the first segment the out-of-memory path gives back (deviceSteps' releases).
+    const steps = deviceSteps(plan, batch.json.predictedBatchSize, "pytorch", undefined, batch.json.budgetBytes - batch.json.jobContextBytes);
+    expect(first).toEqual(steps.sizes.slice(0, steps.releases[0] ?? steps.sizes.length));
     // And analytically, the library's answer for the same file.
     const analytic = await runJson<{ batchSize: number }>(["batch", "--trace", out, "--gpu", "A10"]);
     expect(analytic.json.batchSize).toBe((await findMaxBatch(plan, { gpu: "A10" })).batchSize);
