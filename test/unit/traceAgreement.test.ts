@@ -70,7 +70,9 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
  *   written out op for op;
  * - llama-3.2-3b at batch 4 and llama-3.2-1b fp32 with checkpointing at batch 4: small batches,
  *   where the trace peaks in a backward residual add that the plan's per-layer gradient grouping
- *   does not reach.
+ *   does not reach. * - gpt2 bf16 seq128 checkpointing at batch 4 (above, the safe side): vramfit plans GPT-2's 1 MiB
+ *   causal-mask buffer per layer (attn.bias), which transformers 5.18's GPT2Attention no longer
+ *   registers (models/gpt2/modeling_gpt2.py has no register_buffer): 12 MiB over, 1 % of so small a step.
  */
 const KNOWN_GAPS: Record<string, Record<number, number>> = {
   "gpt2 amp adamw seq512": { 4: 0.8878, 8: 0.8598 },
@@ -78,6 +80,8 @@ const KNOWN_GAPS: Record<string, Record<number, number>> = {
   "gemma-3-1b bf16 adamw seq256": { 4: 0.9629, 8: 0.9508 },
   "llama-3.2-3b bf16 sgd seq256": { 4: 0.9458 },
   "llama-3.2-1b fp32 sgd seq512 checkpointing": { 4: 0.9138 },
+  "gpt2 amp adamw seq128": { 8: 0.9208 },
+  "gpt2 bf16 adamw seq128 checkpointing": { 4: 1.0101 },
 };
 /** The traced kernel differs: amp Llama's RoPE leaves Q and K in fp32 under autocast, so SDPA runs fp32 with GQA (math). */
 const KERNEL_GAPS = new Set(["llama-3.2-1b amp adamw seq512"]);
@@ -85,11 +89,12 @@ const KERNEL_GAPS = new Set(["llama-3.2-1b amp adamw seq512"]);
 const comparisons = fixture.cases.flatMap((c) => fixture.batches.map((b) => [c.case, b, c] as const));
 
 describe("the analytic timeline's peak within 1% of the trace's, at both batches", () => {
-  test("the fixture covers GPT-2, Llama, Mistral, Qwen and Gemma presets, fp32, fp16, bf16 and amp, with and without checkpointing", () => {
+  test("the fixture covers GPT-2, Llama, Mistral, Qwen, Gemma and ResNet presets, fp32, fp16, bf16 and amp, with and without checkpointing", () => {
     expect(fixture.command).toContain("scripts/reference/trace-agreement.mjs");
-    expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(5);
-    expect(comparisons.length).toBeGreaterThanOrEqual(36);
-    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(28);
+    expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(10);
+    expect(fixture.cases.length).toBeGreaterThanOrEqual(31);
+    expect(comparisons.length).toBeGreaterThanOrEqual(62);
+    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(52);
   });
 
   test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined))("%s at batch %d", (_, b, c) => {
