@@ -1,4 +1,4 @@
-// Strict parsing of durations: `60` or `60s` (seconds), `500ms`, `2m`, `1h`; never a silent 0.
+// Durations: strict parsing (`60` or `60s` (seconds), `500ms`, `2m`, `1h`; never a silent 0) and elapsed times as answers report them.
 import { invalidArgument } from "./errors.js";
 
 const DURATION_PATTERN = /^([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h)?$/i;
@@ -33,4 +33,14 @@ export function formatDurationOption(ms: number): string {
   if (ms > 0 && ms % 60_000 === 0) return `${ms / 60_000}m`;
   if (ms % 1000 === 0) return `${ms / 1000}s`;
   return `${ms}ms`;
+}
+
+/** Milliseconds since `startedMs` (performance.now()), to 0.01 ms: JSON answers carry no 15-digit clock noise. */
+export function elapsedMsSince(startedMs: number): number {
+  return roundMs(performance.now() - startedMs);
+}
+
+/** A duration in milliseconds to 0.01 ms. */
+export function roundMs(ms: number): number {
+  return Math.round(ms * 100) / 100;
 }

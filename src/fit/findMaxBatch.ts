@@ -12,6 +12,7 @@ import { deviceFits, type DeviceProbeOptions, type ProbeEvent } from "./device.j
 import { readDevice, withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
 import { searchMaxBatch } from "./search.js";
 import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceSummary, type DeviceTarget } from "./target.js";
+import { elapsedMsSince, roundMs } from "../duration.js";
 
 export type { SearchLimits };
 
@@ -98,7 +99,7 @@ export async function analyticBatch(plan: MemoryPlan, target: AnalyticTarget, op
     jobContextBytes: model.contextBytes,
     ownContextBytes: 0,
     reserveBytes: reserveBytes(memory.totalBytes, options),
-    elapsedMs: Number(process.hrtime.bigint() - started) / 1e6,
+    elapsedMs: roundMs(Number(process.hrtime.bigint() - started) / 1e6),
   };
 }
 
@@ -174,7 +175,7 @@ async function searchDevice(target: DeviceTarget, plan: MemoryPlan, options: Dev
     jobContextBytes: model.contextBytes,
     ownContextBytes: reading.ownContextBytes,
     reserveBytes: charges.reserve,
-    elapsedMs: performance.now() - started,
+    elapsedMs: elapsedMsSince(started),
   };
 }
 

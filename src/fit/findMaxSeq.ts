@@ -16,6 +16,7 @@ import { withDeviceLock, type DeviceAccessOptions } from "./deviceMemory.js";
 import { deviceCharges, modelled, probeOptions, type BatchResult } from "./findMaxBatch.js";
 import { searchMaxBatch } from "./search.js";
 import { analyticMemory, deviceSummary, type AnalyticTarget, type DeviceTarget } from "./target.js";
+import { elapsedMsSince } from "../duration.js";
 
 /** The plan of the workload at `seq` tokens per sample (the same setup otherwise). */
 export type PlanAtSeq = (seq: number) => MemoryPlan;
@@ -115,7 +116,7 @@ export async function analyticSeq(planAt: PlanAtSeq, batch: number, target: Anal
     jobContextBytes: allocator.contextBytes,
     ownContextBytes: 0,
     reserveBytes: reserveBytes(memory.totalBytes, limits),
-    elapsedMs: performance.now() - started,
+    elapsedMs: elapsedMsSince(started),
   };
 }
 
@@ -162,7 +163,7 @@ export async function deviceSeq(target: DeviceTarget, planAt: PlanAtSeq, batch: 
       jobContextBytes: model.contextBytes,
       ownContextBytes: reading.ownContextBytes,
       reserveBytes: charges.reserve,
-      elapsedMs: performance.now() - started,
+      elapsedMs: elapsedMsSince(started),
     };
   });
 }

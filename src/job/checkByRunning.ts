@@ -6,6 +6,7 @@ import { jobDeviceSummary } from "./jobDevices.js";
 import { judgedRun, withJobSession, type JobSessionOptions } from "./jobSession.js";
 import type { JobRun } from "./runJob.js";
 import { simulationSummary, type SimulationSummary } from "./simulationSummary.js";
+import { elapsedMsSince } from "../duration.js";
 
 /** The answer of `vramfit check --exec` (its `--json` object). */
 export interface JobCheckResult {
@@ -48,7 +49,7 @@ export async function checkByRunning(command: string, batch: number, options: Jo
       run,
       memorySource: context.memorySource,
       logDir: context.logDir!,
-      elapsedMs: performance.now() - started,
+      elapsedMs: elapsedMsSince(started),
     };
   });
 }

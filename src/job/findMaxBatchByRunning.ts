@@ -15,6 +15,7 @@ import { judgedRun, runLimits, withJobSession, type JobSessionContext, type JobS
 import { simulationSummary, type SimulationSummary } from "./simulationSummary.js";
 import type { PeakSource } from "./peakSampler.js";
 import type { JobRun } from "./runJob.js";
+import { elapsedMsSince } from "../duration.js";
 
 /** What a caller-driven run reports (`findMaxBatchByRunning(fn)`); throw from `fn` for a failure that is not out of memory. */
 export interface RunOutcome {
@@ -188,6 +189,6 @@ async function search(job: JobRunner | ((batch: number) => Promise<JobRun>), opt
     memorySource: context.memorySource,
     logDir: context.logDir,
     command: context.command,
-    elapsedMs: performance.now() - started,
+    elapsedMs: elapsedMsSince(started),
   };
 }

@@ -73,3 +73,14 @@ describe("an empty environment variable is unset (issue 25, item 8)", () => {
     }
   });
 });
+
+describe("elapsedMs (issue 25, item 10)", () => {
+  it("is reported to 0.01 ms, not with 15 digits of clock noise", async () => {
+    const { findMaxBatchByRunning } = await import("../../src/index.js");
+    const run = (batch: number) => ({ fits: batch <= 37, peakBytes: 2 ** 30 + batch * 2 ** 24 });
+    const result = await findMaxBatchByRunning(run, { budgetBytes: 2 ** 30 + 37.5 * 2 ** 24 });
+    const hundredths = result.elapsedMs * 100;
+    expect(Math.abs(hundredths - Math.round(hundredths))).toBeLessThan(1e-6);
+    expect(String(result.elapsedMs)).toMatch(/^\d+(\.\d{1,2})?$/);
+  });
+});
