@@ -157,9 +157,19 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
     .sort((a, b) => Number(hostFits(b, request)) - Number(hostFits(a, request)) || b.batchSize - a.batchSize || shortfall(a) - shortfall(b));
 
   let together: Evaluated | undefined;
-  if (reaching.length === 0) {
+  // Also when the cheapest way there adds GPUs: a combination with the cheap savers may need far
+  // fewer (llama-2-7b on an RTX 4090: --zero 3 --gpus 1024, where --checkpointing --zero 3 --gpus 8 does).
+  const gpusNow = resolveSetup(setup).gpus * resolveSetup(setup).tp;
+  if (reaching.length === 0 || reaching[0]!.gpus > gpusNow) {
     const recipe = await combination(request, reaches, (candidateSetup) => plan(candidateSetup) !== undefined);
     if (recipe !== undefined) together = await evaluate(recipe);
+  }
+  if (reaching.length > 0 && together !== undefined && reachesHere(together, request)) {
+    // Ranked with the single changes by cost, and no single change offers more GPUs than it needs.
+    const fewest = together.gpus;
+    const kept = reaching.filter((e) => e.gpus <= fewest);
+    reaching.splice(0, reaching.length, ...[...kept, together].sort(byCost));
+    together = undefined;
   }
   const seen = new Set<string>();
   // The combination leads what is left when it works here; when the host cannot hold what it
@@ -215,7 +225,8 @@ function toAdvice(e: Evaluated, request: AdviceRequest): Advice {
 
 function summarize(items: Advice[], targetBatch: number, together: Evaluated | undefined): string {
   const reaching = items.filter((i) => i.reachesTarget);
-  if (reaching.length > 0 && reaching[0]!.kind !== "combined") {
+  // A combination ranked among the single changes (together is then undefined) counts as one of them.
+  if (reaching.length > 0 && (reaching[0]!.kind !== "combined" || together === undefined)) {
     return `${reaching.length === 1 ? "1 change reaches" : `${reaching.length} changes reach`} batch ${targetBatch}, cheapest first`;
   }
   if (together !== undefined && together.batchSize >= targetBatch) {
@@ -396,7 +407,8 @@ async function combination(
   const gpus = best.tp * (train ? best.gpus : s.gpus);
   const costOf = (host: number): Cost => {
     const all = best.offload !== undefined ? [...costs, COSTS.offloadParams(host)] : costs;
-    return { rank: 11, short: "combined", text: `${plural(gpus)}; ${all.map((c) => c.short).join(", ")}${reached ? "" : "; still short of the target"}` };
+    // A combination costs what its dearest part costs: it ranks in that part's class, fewer GPUs first.
+    return { rank: Math.max(...costs.map((c) => c.rank), 0), short: "combined", text: `${plural(gpus)}; ${all.map((c) => c.short).join(", ")}${reached ? "" : "; still short of the target"}` };
   };
   return {
     kind: "combined",

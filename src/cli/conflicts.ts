@@ -11,8 +11,6 @@ export interface ConflictingOptions {
   device?: unknown;
   exec?: string;
   calibrate?: unknown;
-  hostMemory?: unknown;
-  offload?: string;
   mode?: string;
   optimizer?: string;
   optimizerImpl?: string;
@@ -40,9 +38,6 @@ export function checkConflicts(command: CommandName, options: ConflictingOptions
   }
   if (options.calibrate !== undefined && options.exec === undefined) {
     throw invalidArgument("--calibrate", String(options.calibrate), "--calibrate with --exec (it sets the batches the job's first two runs use)");
-  }
-  if (options.hostMemory !== undefined && (options.offload === undefined || options.offload === "none")) {
-    throw invalidArgument("--host-memory", "without --offload", "--host-memory with --offload (only offloaded states live in host memory)");
   }
   if (options.mode === "infer" && (options.optimizer !== undefined || options.optimizerImpl !== undefined)) {
     const flag = options.optimizer !== undefined ? "--optimizer" : "--optimizer-impl";

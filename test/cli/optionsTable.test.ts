@@ -174,7 +174,6 @@ describe("options that would be ignored, and commands and sizes that were misrea
     [["batch", ...WORKLOAD, "--reserve", "5"], /^vramfit: --reserve: expected a size with its unit, e\.g\. 5GiB/],
     [["frobnicate", "--help"], /^vramfit: unknown command 'frobnicate': expected one of info, batch, check, plan, models, gpus/],
     [["batch", ...WORKLOAD, "--calibrate", "1,4"], /^vramfit: --calibrate: expected --calibrate with --exec/],
-    [["batch", ...WORKLOAD, "--host-memory", "64GiB"], /^vramfit: --host-memory: expected --host-memory with --offload/],
     [["batch", ...WORKLOAD, "--mode", "infer", "--optimizer", "adam"], /^vramfit: --optimizer: expected no --optimizer with --mode infer/],
     [["batch", "--exec", "JOB {batch}", "--no-touch"], /^vramfit: --exec: expected no --no-touch with it/],
   ])("%j", async (args, message) => {

@@ -3,7 +3,7 @@
 // TypeScript, ESM and CommonJS. Also: where no prebuild loads and nothing can build, the install
 // still succeeds and `vramfit info` says why and how to fix it.
 import { spawnSync } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { publint } from "publint";
@@ -133,8 +133,10 @@ describe("installed from the tarball with no compiler on the PATH", () => {
     const fixture = join(root, "test", "package", "fixture");
     for (const file of ["consumer.ts", "tsconfig.json"]) copyFileSync(join(fixture, file), join(app, file));
     writeFileSync(join(app, "readme-example.ts"), readmeBlock(readFileSync(join(root, "README.md"), "utf8"), "library-example"));
-    // Folders and .ts files, judged by the entry itself: a dot above the clone (CI's /tmp/tmp.XXXX) must not matter.
-    cpSync(join(root, "examples"), join(app, "examples"), { recursive: true, filter: (f) => statSync(f).isDirectory() || f.endsWith(".ts") });
+    // The folder's own .ts files, judged by the entry itself: a dot above the clone (CI's /tmp/tmp.XXXX)
+    // must not matter, nor a subfolder of Python examples (examples/pytorch).
+    const examples = join(root, "examples");
+    cpSync(examples, join(app, "examples"), { recursive: true, filter: (f) => f === examples || f.endsWith(".ts") });
     mkdirSync(join(app, "node_modules", "@types"), { recursive: true });
     symlinkSync(join(root, "node_modules", "@types", "node"), join(app, "node_modules", "@types", "node"));
     const tsc = spawnSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", app], { cwd: app, encoding: "utf8" });
