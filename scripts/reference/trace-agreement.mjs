@@ -50,6 +50,12 @@ const CASES = [
   ["resnet50 fp32 adamw", "resnet50", ["--torchvision", "resnet50", "--image", "224", "--precision", "fp32"]],
   ["resnet50 amp adamw", "resnet50", ["--torchvision", "resnet50", "--image", "224", "--precision", "amp"]],
   ["resnet50 bf16 adamw", "resnet50", ["--torchvision", "resnet50", "--image", "224", "--precision", "bf16"]],
+  ["resnet152 fp32 adamw", "resnet152", ["--torchvision", "resnet152", "--image", "224", "--precision", "fp32"]],
+  ["resnet152 amp adamw", "resnet152", ["--torchvision", "resnet152", "--image", "224", "--precision", "amp"]],
+  ["resnet152 bf16 adamw", "resnet152", ["--torchvision", "resnet152", "--image", "224", "--precision", "bf16"]],
+  ["vgg16 fp32 adamw", "vgg16", ["--torchvision", "vgg16", "--image", "224", "--precision", "fp32"]],
+  ["vgg16 amp adamw", "vgg16", ["--torchvision", "vgg16", "--image", "224", "--precision", "amp"]],
+  ["vgg16 bf16 adamw", "vgg16", ["--torchvision", "vgg16", "--image", "224", "--precision", "bf16"]],
 ];
 
 function replayPeak(trace, batch) {
