@@ -56,6 +56,9 @@ const CASES = [
   ["vgg16 fp32 adamw", "vgg16", ["--torchvision", "vgg16", "--image", "224", "--precision", "fp32"]],
   ["vgg16 amp adamw", "vgg16", ["--torchvision", "vgg16", "--image", "224", "--precision", "amp"]],
   ["vgg16 bf16 adamw", "vgg16", ["--torchvision", "vgg16", "--image", "224", "--precision", "bf16"]],
+  ["vit-b16 fp32 adamw", "vit-b16", ["--torchvision", "vit_b_16", "--image", "224", "--precision", "fp32"]],
+  ["vit-b16 amp adamw", "vit-b16", ["--torchvision", "vit_b_16", "--image", "224", "--precision", "amp"]],
+  ["vit-b16 bf16 adamw", "vit-b16", ["--torchvision", "vit_b_16", "--image", "224", "--precision", "bf16"]],
 ];
 
 function replayPeak(trace, batch) {

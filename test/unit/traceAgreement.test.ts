@@ -72,7 +72,13 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
  *   where the trace peaks in a backward residual add that the plan's per-layer gradient grouping
  *   does not reach. * - gpt2 bf16 seq128 checkpointing at batch 4 (above, the safe side): vramfit plans GPT-2's 1 MiB
  *   causal-mask buffer per layer (attn.bias), which transformers 5.18's GPT2Attention no longer
- *   registers (models/gpt2/modeling_gpt2.py has no register_buffer): 12 MiB over, 1 % of so small a step.
+ *   registers (models/gpt2/modeling_gpt2.py has no register_buffer): 12 MiB over, 1 % of so small a step;
+ * - vit-b16 (torchvision vit_b_16) fp32 and amp at batch 8, 1.7-1.9 % low where the activations
+ *   peak (batch 4 peaks in the optimizer and agrees): not diagnosed; torchvision's encoder runs
+ *   nn.MultiheadAttention (packed in-projection, F.multi_head_attention_forward's reshapes), which
+ *   vramfit plans as separate Q, K, V projections;
+ * - llama-3.2-1b bf16 LoRA (PEFT 0.21, rank 8 on q and v, dropout 0) 1.3-1.5 % low at both batches:
+ *   not diagnosed (the full bf16 step of the same model agrees to 1.0000).
  */
 const KNOWN_GAPS: Record<string, Record<number, number>> = {
   "gpt2 amp adamw seq512": { 4: 0.8878, 8: 0.8598 },
@@ -82,6 +88,9 @@ const KNOWN_GAPS: Record<string, Record<number, number>> = {
   "llama-3.2-1b fp32 sgd seq512 checkpointing": { 4: 0.9138 },
   "gpt2 amp adamw seq128": { 8: 0.9208 },
   "gpt2 bf16 adamw seq128 checkpointing": { 4: 1.0101 },
+  "vit-b16 fp32 adamw": { 8: 0.9811 },
+  "vit-b16 amp adamw": { 8: 0.9831 },
+  "llama-3.2-1b bf16 lora8 seq512": { 4: 0.9867, 8: 0.9848 },
 };
 /** The traced kernel differs: amp Llama's RoPE leaves Q and K in fp32 under autocast, so SDPA runs fp32 with GQA (math). */
 const KERNEL_GAPS = new Set(["llama-3.2-1b amp adamw seq512"]);
@@ -89,12 +98,12 @@ const KERNEL_GAPS = new Set(["llama-3.2-1b amp adamw seq512"]);
 const comparisons = fixture.cases.flatMap((c) => fixture.batches.map((b) => [c.case, b, c] as const));
 
 describe("the analytic timeline's peak within 1% of the trace's, at both batches", () => {
-  test("the fixture covers GPT-2, Llama, Mistral, Qwen, Gemma, ResNet and VGG presets, fp32, fp16, bf16 and amp, with and without checkpointing", () => {
+  test("the fixture covers GPT-2, Llama, Mistral, Qwen, Gemma, ResNet, VGG and ViT presets, at least 40 cases, fp32, fp16, bf16 and amp, with and without checkpointing", () => {
     expect(fixture.command).toContain("scripts/reference/trace-agreement.mjs");
-    expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(12);
-    expect(fixture.cases.length).toBeGreaterThanOrEqual(37);
-    expect(comparisons.length).toBeGreaterThanOrEqual(74);
-    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(64);
+    expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(13);
+    expect(fixture.cases.length).toBeGreaterThanOrEqual(40);
+    expect(comparisons.length).toBeGreaterThanOrEqual(82);
+    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(68);
   });
 
   test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined))("%s at batch %d", (_, b, c) => {
