@@ -91,6 +91,12 @@ const KNOWN_GAPS: Record<string, Record<number, number>> = {
   "vit-b16 fp32 adamw": { 8: 0.9811 },
   "vit-b16 amp adamw": { 8: 0.9831 },
   "llama-3.2-1b bf16 lora8 seq512": { 4: 0.9867, 8: 0.9848 },
+  "llama-3.2-1b fp32 momentum seq256": { 4: 0.9384 },
+  "llama-3.2-3b fp32 sgd seq256": { 4: 0.9458 },
+  "llama-3.2-3b bf16 momentum seq256": { 4: 0.9625 },
+  "llama-3.2-1b bf16 sgd seq256 checkpointing": { 4: 0.9131, 8: 0.9662 },
+  // Above the trace (the safe side): Phi-3's fused qkv_proj and gate_up_proj outputs.
+  "phi-3-mini bf16 sgd seq128": { 4: 1.0351, 8: 1.0351 },
 };
 /** The traced kernel differs: amp Llama's RoPE leaves Q and K in fp32 under autocast, so SDPA runs fp32 with GQA (math). */
 const KERNEL_GAPS = new Set(["llama-3.2-1b amp adamw seq512"]);
@@ -101,9 +107,9 @@ describe("the analytic timeline's peak within 1% of the trace's, at both batches
   test("the fixture covers GPT-2, Llama, Mistral, Qwen, Gemma, ResNet, VGG and ViT presets, at least 40 cases, fp32, fp16, bf16 and amp, with and without checkpointing", () => {
     expect(fixture.command).toContain("scripts/reference/trace-agreement.mjs");
     expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(13);
-    expect(fixture.cases.length).toBeGreaterThanOrEqual(40);
-    expect(comparisons.length).toBeGreaterThanOrEqual(82);
-    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(68);
+    expect(fixture.cases.length).toBeGreaterThanOrEqual(62);
+    expect(comparisons.length).toBeGreaterThanOrEqual(124);
+    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(103);
   });
 
   test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined))("%s at batch %d", (_, b, c) => {
