@@ -1,16 +1,17 @@
 // Every option of the one options table (src/cli/options.ts) with every command it is documented
 // for, alone and (batch, check) with --exec: accepted, or refused in one line naming what the user
 // typed, never an internal field name (issue 25, items 2 and 8).
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { OPTIONS, type CommandName } from "../../src/cli/options.js";
 import { buildSimJob, jobEnv } from "../job/simJob.mjs";
 import { lockDir, root, simulator } from "./runCli.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "vramfit-options-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const fixture = (...path: string[]) => resolve(root, "test", "fixtures", ...path);
 
 /** The workload every command gets unless the option replaces it (a small transformer: fast to plan). */
