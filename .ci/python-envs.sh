@@ -30,7 +30,7 @@ vramfit_pip_indexes() {
 # vramfit_venv NAME "NODEPS..." -- "REQS..." : prints the venv's python once it is complete.
 vramfit_venv() {
   local name=$1 dir key
-  local -a nodeps reqs indexes
+  local -a nodeps=() reqs=() indexes=()
   shift
   while [[ $# -gt 0 && $1 != -- ]]; do nodeps+=("$1"); shift; done
   shift
