@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { prepareSimulatedGpu, simulatedRunEnv } from "../dist/index.js";
+import { prepareSimulatedGpu, simulatedRunEnv } from "../dist/job/simulatedGpu.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({ options: { python: { type: "string" }, gpu: { type: "string", default: "T4" }, seq: { type: "string", default: "16384" } } });

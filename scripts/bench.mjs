@@ -116,7 +116,7 @@ const { bisect1024, lightningBinsearch } = await import("./batch-searches.mjs");
 const { listPresets, presetWorkload } = await import("../dist/workload/presets.js");
 const { deviceBatch } = await import("../dist/fit/findMaxBatch.js");
 const { deviceFits } = await import("../dist/fit/device.js");
-const { deviceAllocations } = await import("../dist/fit/allocator.js");
+const { deviceAllocations, deviceSteps } = await import("../dist/fit/allocator.js");
 
 // --- statistics -------------------------------------------------------------------------------
 
@@ -361,20 +361,30 @@ async function searchSweep(addon, devices) {
       // A user's routine meets the device directly: every trial is a real allocation of the
       // segments the job would hold. No reserve and no job context here, for any of the searches:
       // the sweep compares how they search, on the same question.
-      const rawFits = async (batch) => (await addon.probe(device.ordinal, deviceAllocations(plan, batch, "pytorch"), { touch: true })).fits;
+      // The job's own allocator meets a device of this size: the step replayed at the free memory, its
+      // out-of-memory path's frees included (the same steps the seeded search probes).
+      const rawFits = async (batch) => {
+        const { sizes, releases } = deviceSteps(plan, batch, "pytorch", undefined, freeBytes);
+        return (await addon.probe(device.ordinal, [...sizes], { touch: true, ...(releases.length > 0 && { releases: [...releases] }) })).fits;
+      };
       const seeded = await deviceBatch({ kind: "device", addon, device }, plan, { reserveBytes: 0, jobContextBytes: 0, lock: false });
       // The truth, checked independently of the search: b fits and b + 1 does not.
       const truth = seeded.batchSize;
-      const verified = (truth === 0 || (await rawFits(truth))) && !(await rawFits(truth + 1));
+      // fits(b) need not be monotone, so an answer is right when it is a boundary: b fits (or is 0) and b + 1 does not.
+      const isBoundary = async (b) => (b === 0 || (await rawFits(b))) && !(await rawFits(b + 1));
+      const verified = await isBoundary(truth);
       const bisect = await bisect1024(rawFits);
       const lightning = await lightningBinsearch(rawFits);
       // What a miss costs: the same search seeded off by a factor (as a wrong model would).
       const seedErrors = {};
       if (truth > 0) {
         for (const factor of [0.5, 0.9, 1.1, 2]) {
-          const evaluator = deviceFits(addon, device.ordinal, plan, { allocator: "pytorch", floorBytes: 0, touch: true });
+          const evaluator = deviceFits(addon, device.ordinal, plan, { allocator: "pytorch", floorBytes: 0, touch: true, capacityBytes: freeBytes });
           const result = await searchMaxBatch(evaluator.fits, { seed: Math.max(1, Math.round(truth * factor)) });
-          if (result.batchSize !== truth) throw new Error(`seed ×${factor} found ${result.batchSize}, not ${truth}`);
+          // fits(b) is not monotone in b (the allocator's segments), so a seed off the model's may end at
+          // another boundary: what the search claims must still hold, b fits and b + 1 does not.
+          const found = result.batchSize;
+          if ((found > 0 && !(await rawFits(found))) || (await rawFits(found + 1))) throw new Error(`seed ×${factor} found ${found}, which is not a boundary (b fits, b + 1 does not)`);
           seedErrors[`x${factor}`] = evaluator.probes();
         }
       }
@@ -385,8 +395,8 @@ async function searchSweep(addon, devices) {
         truth,
         verified,
         seeded: { batchSize: seeded.batchSize, probes: seeded.probes, predicted: seeded.predictedBatchSize, elapsedMs: round(seeded.elapsedMs, 3) },
-        bisect1024: { batchSize: bisect.batchSize, trials: bisect.trials, correct: bisect.batchSize === truth, capped: truth > 1024 },
-        lightning: { batchSize: lightning.batchSize, trials: lightning.trials, correct: lightning.batchSize === truth, trace: lightning.trace.map((t) => [t.batch, t.fits]) },
+        bisect1024: { batchSize: bisect.batchSize, trials: bisect.trials, correct: await isBoundary(bisect.batchSize), capped: truth > 1024 },
+        lightning: { batchSize: lightning.batchSize, trials: lightning.trials, correct: await isBoundary(lightning.batchSize), trace: lightning.trace.map((t) => [t.batch, t.fits]) },
         seedErrorProbes: seedErrors,
       });
     }

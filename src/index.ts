@@ -65,9 +65,9 @@ export type { JobSessionOptions } from "./job/jobSession.js";
 export type { DeviceChoice } from "./job/jobDevices.js";
 export type { JobRun } from "./job/runJob.js";
 export type { PeakSource } from "./job/peakSampler.js";
-export { prepareSimulatedGpu, simulatedRunEnv, readSimulatedRun, type SimulateOptions, type SimulatedGpu, type SimulatedRunReport } from "./job/simulatedGpu.js";
+export type { SimulateOptions, SimulatedGpu, SimulatedRunReport } from "./job/simulatedGpu.js";
 export type { SimulationSummary } from "./job/simulationSummary.js";
-export { multiprocessorsOf, type Multiprocessors } from "./devices/multiprocessors.js";
+export type { Multiprocessors } from "./devices/multiprocessors.js";
 export type { Calibration } from "./job/calibratedSearch.js";
 export { OUT_OF_MEMORY_PATTERNS, findOutOfMemory, type OutOfMemoryMatch, type OutOfMemoryPattern } from "./job/outOfMemory.js";
 

@@ -167,10 +167,13 @@ describe("scripts/bench.mjs --quick", () => {
           const firstFailure = trace.findIndex(([, fits]) => !fits);
           const doubling = firstFailure === -1 ? trace : trace.slice(0, firstFailure + 1);
           doubling.forEach(([batch], i) => expect(batch).toBe(2 ** (i + 1)));
-          // Every trial's outcome is the truth's, and the answer is right whenever batch 1 fits.
-          for (const [batch, fits] of trace) expect(fits).toBe(batch <= r.truth);
+          // fits(b) need not be monotone (the allocator's segments): the answer is right when it is a
+          // boundary (it fits, the next does not), whenever batch 1 fits; its own trial fitted.
           if (r.truth === 0) expect(r.lightning).toMatchObject({ batchSize: 1, trials: 1, correct: false });
-          else expect(r.lightning.batchSize, `${r.gpu} ${r.workload}`).toBe(r.truth);
+          else {
+            expect(r.lightning.correct, `${r.gpu} ${r.workload}`).toBe(true);
+            expect(trace.some(([batch, fits]) => batch === r.lightning.batchSize && fits) || r.lightning.batchSize === 1).toBe(true);
+          }
         }
       });
     });
