@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Regenerates the README's example outputs by running the built CLI (no hand-edited output).
-//   node scripts/readme-examples.mjs
+//   node scripts/readme-examples.mjs            rewrite them
+//   node scripts/readme-examples.mjs --check [--readme FILE]    exit 1 naming each block that is stale (timings aside)
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -55,14 +56,25 @@ examples["trace-example"] = [
 const adviceArgs = ["check", "--model", "llama-2-13b", "--mode", "train", "--precision", "amp", "--optimizer", "adamw", "--seq", "2048", "--batch", "4", "--gpu", "A100-80GB", "--host-memory", "256GiB"];
 examples["advice-example"] = ["```console", `$ vramfit ${adviceArgs.join(" ")}`, vramfit(adviceArgs).text, "```"].join("\n");
 
-let readme = readFileSync(`${root}README.md`, "utf8");
+const readmeArg = process.argv.indexOf("--readme");
+const readmePath = readmeArg > 0 ? process.argv[readmeArg + 1] : `${root}README.md`;
+let readme = readFileSync(readmePath, "utf8");
 examples["library-example-output"] = ["```console", (await runLibraryExample(readmeBlock(readme, "library-example"), simulated)).stdout.trimEnd(), "```"].join("\n");
+// Wall times (a table's `time` column, `in 0.7 s`) are the one thing that differs between two honest runs.
+const withoutTimings = (text) => text.replace(/\b\d+(\.\d+)? (ms|s)\b/g, "T");
+const check = process.argv.includes("--check");
+const stale = [];
 for (const [name, body] of Object.entries(examples)) {
   const begin = `<!-- ${name}:begin -->`;
   const end = `<!-- ${name}:end -->`;
   const i = readme.indexOf(begin);
   const j = readme.indexOf(end);
   if (i < 0 || j < i) throw new Error(`README.md lacks ${begin} … ${end}`);
+  if (check && withoutTimings(readme.slice(i + begin.length, j).trim()) !== withoutTimings(body.trim())) stale.push(name);
   readme = `${readme.slice(0, i + begin.length)}\n${body}\n${readme.slice(j)}`;
 }
-writeFileSync(`${root}README.md`, readme);
+if (!check) writeFileSync(readmePath, readme);
+else if (stale.length > 0) {
+  console.error(`README.md: stale example output in ${stale.join(", ")} (regenerate: node scripts/readme-examples.mjs)`);
+  process.exit(1);
+}
