@@ -79,11 +79,15 @@ class Replay {
   double RoundSize(double request) const {
     if (request < kMinBlockSize) return kMinBlockSize;
     if (!plainRounding_) {
-      const double log2 = std::floor(std::log2(request));
+      // floor(log2(request)) and 2^that by frexp/ldexp, exact for whole numbers below 2^53: log2 and exp2
+      // bind to GLIBC_2.29 symbols, above the prebuild's glibc 2.28 floor (docs/install.md).
+      int exponent = 0;
+      std::frexp(request, &exponent);
+      const double log2 = exponent - 1;
       const double index = std::min(std::max(0.0, log2 - 20), static_cast<double>(divisions_.size() - 1));
       const double n = divisions_[static_cast<size_t>(index)];
       if (n > 1 && request > kMinBlockSize * n) {
-        const double floor = std::exp2(log2);
+        const double floor = std::ldexp(1.0, exponent - 1);
         if (floor == request) return request;
         const double step = floor / n;
         if (step < 1) return floor * 2;
