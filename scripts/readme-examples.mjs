@@ -1,9 +1,17 @@
 #!/usr/bin/env node
-// Regenerates the README's example outputs by running the built CLI (no hand-edited output).
+// Regenerates the example outputs of the README and of docs/*.md by running the built CLI (no hand-edited output).
 //   node scripts/readme-examples.mjs            rewrite them
-//   node scripts/readme-examples.mjs --check [--readme FILE]    exit 1 naming each block that is stale (timings aside)
+//   node scripts/readme-examples.mjs --check [--readme FILE] [--doc FILE]...    exit 1 naming each block that is stale (timings aside)
+// With --readme or --doc, only the files named; else README.md and every docs/*.md.
+// The README's blocks are the named ones below. Any document may also hold, generated from the commands written in it:
+//   <!-- vramfit-output:begin --> a ```console block: its `$ ` lines run in order in one /bin/sh (`vramfit` is this
+//                                  checkout's), each followed by what it printed (stdout and stderr) <!-- vramfit-output:end -->
+//   <!-- vramfit: ARGS → FIELD -->VALUE<!-- /vramfit -->   a figure in prose: FIELD (a dotted path, `in GiB` to
+//                                  show bytes as GiB) of `vramfit ARGS --json`, grouped by thousands
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readmeBlock, runLibraryExample } from "./readme-library-example.mjs";
 
@@ -56,25 +64,91 @@ examples["trace-example"] = [
 const adviceArgs = ["check", "--model", "llama-2-13b", "--mode", "train", "--precision", "amp", "--optimizer", "adamw", "--seq", "2048", "--batch", "4", "--gpu", "A100-80GB", "--host-memory", "256GiB"];
 examples["advice-example"] = ["```console", `$ vramfit ${adviceArgs.join(" ")}`, vramfit(adviceArgs).text, "```"].join("\n");
 
-const readmeArg = process.argv.indexOf("--readme");
-const readmePath = readmeArg > 0 ? process.argv[readmeArg + 1] : `${root}README.md`;
-let readme = readFileSync(readmePath, "utf8");
-examples["library-example-output"] = ["```console", (await runLibraryExample(readmeBlock(readme, "library-example"), simulated)).stdout.trimEnd(), "```"].join("\n");
-// Wall times (a table's `time` column, `in 0.7 s`) are the one thing that differs between two honest runs.
-const withoutTimings = (text) => text.replace(/\b\d+(\.\d+)? (ms|s)\b/g, "T");
+const argValues = (name) => process.argv.flatMap((arg, i) => (arg === name && i + 1 < process.argv.length ? [process.argv[i + 1]] : []));
+const named = [...argValues("--readme").map((file) => ({ file, readme: true })), ...argValues("--doc").map((file) => ({ file, readme: false }))];
+const documents =
+  named.length > 0
+    ? named
+    : [{ file: `${root}README.md`, readme: true }, ...readdirSync(`${root}docs`).filter((f) => f.endsWith(".md")).sort().map((f) => ({ file: `${root}docs/${f}`, readme: false }))];
+
+// What differs between two honest runs: wall times (a table's `time` column, `in 0.7 s`, and the padding before
+// them), a temporary directory's name, and a simulated GPU's UUID (it follows CUDASIM_STATE, a fresh file per run).
+const comparable = (text) =>
+  text
+    .replace(/\b\d+(\.\d+)? (ms|s)\b/g, "T")
+    .replace(/\/tmp\/[\w.-]+/g, "/tmp/X")
+    .replace(/\b(GPU|MIG)-[0-9a-f]{8}-[0-9a-f-]{27}\b/g, "$1-X")
+    .replace(/ +/g, " ");
+
+/** Replaces what lies between `begin` and `end` (each occurrence, in order) by what `generate(inner)` returns. */
+async function regenerate(text, begin, end, generate, onStale, label) {
+  let out = "";
+  let at = 0;
+  for (;;) {
+    const i = text.indexOf(begin, at);
+    if (i < 0) break;
+    const close = begin.endsWith("-->") ? i + begin.length : text.indexOf("-->", i) + 3;
+    const j = text.indexOf(end, close);
+    if (j < 0) throw new Error(`${label}: ${begin} without ${end}`);
+    const head = text.slice(i, close);
+    const inner = text.slice(close, j);
+    const body = await generate(inner, head);
+    if (comparable(inner.trim()) !== comparable(body.trim())) onStale(head, inner);
+    out += text.slice(at, close) + body;
+    at = j;
+  }
+  return out + text.slice(at);
+}
+
+/** A console block run again: each `$ ` line in one shell, each followed by its output. */
+function consoleBlock(inner) {
+  const commands = inner.split("\n").filter((line) => line.startsWith("$ ")).map((line) => line.slice(2));
+  const shim = mkdtempSync(join(tmpdir(), "vramfit-doc-"));
+  writeFileSync(join(shim, "vramfit"), `#!/bin/sh\nexec "${process.execPath}" "${root}bin/vramfit.js" "$@"\n`, { mode: 0o755 });
+  const marker = (k) => `@@vramfit-doc-output-${k}@@`;
+  const script = commands.map((command, k) => `echo '${marker(k)}'\n{ ${command}\n} 2>&1`).join("\n");
+  const run = spawnSync("/bin/sh", ["-c", script], { cwd: root, env: { PATH: `${shim}:${process.env.PATH}`, HOME: process.env.HOME ?? "/" }, encoding: "utf8" });
+  rmSync(shim, { recursive: true, force: true });
+  const outputs = run.stdout.split(/@@vramfit-doc-output-\d+@@\n/).slice(1);
+  const lines = commands.flatMap((command, k) => [`$ ${command}`, ...(outputs[k] ?? "").trimEnd().split("\n").filter((line, n, all) => all.length > 1 || line !== "")]);
+  return ["", "```console", ...lines, "```", ""].join("\n");
+}
+
+/** A figure quoted in prose: `ARGS → FIELD [in GiB]`, run with --json. */
+function figure(head) {
+  const spec = /<!-- vramfit: (.+?) → ([\w.]+)( in GiB)? -->/.exec(head);
+  if (spec === null) throw new Error(`a figure needs <!-- vramfit: ARGS → FIELD -->, got ${head}`);
+  const args = spec[1].split(/\s+/);
+  const run = spawnSync(process.execPath, ["bin/vramfit.js", ...args, "--json"], { cwd: root, env: { PATH: process.env.PATH, VRAMFIT_CUDA_LIBRARY: "libcuda.so.1" }, encoding: "utf8" });
+  let value = JSON.parse(run.stdout);
+  for (const key of spec[2].split(".")) value = value?.[key];
+  if (typeof value !== "number" && typeof value !== "string") throw new Error(`vramfit ${spec[1]} --json has no ${spec[2]} (exit ${run.status}: ${run.stderr.trim()})`);
+  if (typeof value === "string") return value;
+  return spec[3] !== undefined ? (value / 2 ** 30).toFixed(2) : value.toLocaleString("en-US");
+}
+
 const check = process.argv.includes("--check");
 const stale = [];
-for (const [name, body] of Object.entries(examples)) {
-  const begin = `<!-- ${name}:begin -->`;
-  const end = `<!-- ${name}:end -->`;
-  const i = readme.indexOf(begin);
-  const j = readme.indexOf(end);
-  if (i < 0 || j < i) throw new Error(`README.md lacks ${begin} … ${end}`);
-  if (check && withoutTimings(readme.slice(i + begin.length, j).trim()) !== withoutTimings(body.trim())) stale.push(name);
-  readme = `${readme.slice(0, i + begin.length)}\n${body}\n${readme.slice(j)}`;
+for (const { file, readme: isReadme } of documents) {
+  const name = file.startsWith(root) ? file.slice(root.length) : file;
+  let text = readFileSync(file, "utf8");
+  if (isReadme) {
+    examples["library-example-output"] = ["```console", (await runLibraryExample(readmeBlock(text, "library-example"), simulated)).stdout.trimEnd(), "```"].join("\n");
+    for (const [example, body] of Object.entries(examples)) {
+      const begin = `<!-- ${example}:begin -->`;
+      const end = `<!-- ${example}:end -->`;
+      const i = text.indexOf(begin);
+      const j = text.indexOf(end);
+      if (i < 0 || j < i) throw new Error(`${name} lacks ${begin} … ${end}`);
+      if (comparable(text.slice(i + begin.length, j).trim()) !== comparable(body.trim())) stale.push(example);
+      text = `${text.slice(0, i + begin.length)}\n${body}\n${text.slice(j)}`;
+    }
+  }
+  text = await regenerate(text, "<!-- vramfit-output:begin -->", "<!-- vramfit-output:end -->", consoleBlock, (_, inner) => stale.push(`${name}'s block "${/^\$ (?!export)(.*)$/m.exec(inner)?.[1] ?? ""}"`), name);
+  text = await regenerate(text, "<!-- vramfit: ", "<!-- /vramfit -->", (_, head) => figure(head), (head) => stale.push(`${name}'s figure ${head.slice(5, -4)}`), name);
+  if (!check) writeFileSync(file, text);
 }
-if (!check) writeFileSync(readmePath, readme);
-else if (stale.length > 0) {
-  console.error(`README.md: stale example output in ${stale.join(", ")} (regenerate: node scripts/readme-examples.mjs)`);
+if (check && stale.length > 0) {
+  console.error(`stale example output in ${stale.join(", ")} (regenerate: node scripts/readme-examples.mjs)`);
   process.exit(1);
 }

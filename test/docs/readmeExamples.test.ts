@@ -1,7 +1,7 @@
-// Every example output in the README is vramfit's own, regenerated and compared (timings aside): a change that
-// moves an answer fails here until `node scripts/readme-examples.mjs` rewrites the README.
+// Every example output in the README and docs/*.md is vramfit's own, regenerated and compared (timings aside): a
+// change that moves an answer fails here until `node scripts/readme-examples.mjs` rewrites the documents.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +10,9 @@ import { describe, expect, it } from "vitest";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const check = (readme: string) =>
   spawnSync(process.execPath, ["scripts/readme-examples.mjs", "--check", "--readme", readme], { cwd: root, encoding: "utf8", timeout: 120_000 });
+const checkDocs = (...docs: string[]) =>
+  spawnSync(process.execPath, ["scripts/readme-examples.mjs", "--check", ...docs.flatMap((doc) => ["--doc", doc])], { cwd: root, encoding: "utf8", timeout: 120_000 });
+const docs = readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => join(root, "docs", f));
 
 describe("README examples", () => {
   it("the README stays a front door: at most 250 lines (the reference lives in docs/)", () => {
@@ -31,5 +34,34 @@ describe("README examples", () => {
     const run = check(file);
     expect(run.status).toBe(1);
     expect(run.stderr).toContain("stale example output in plan-example");
+  });
+
+  it("docs/*.md's console blocks and quoted figures are what vramfit prints today", () => {
+    const run = checkDocs(...docs);
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+  });
+
+  it("the docs quote generated figures: memory-model.md's --solve seq answer at batch 8 is one, and an altered one is stale", () => {
+    const doc = readFileSync(join(root, "docs", "memory-model.md"), "utf8");
+    const quoted = /<!-- vramfit: batch --model llama-3.1-8b --mode infer --precision bf16 --solve seq --batch 8 --gpu H100-80GB → seq -->([\d,]+)<!-- \/vramfit -->/.exec(doc);
+    expect(quoted).not.toBeNull();
+    const altered = doc.replace(quoted![0], quoted![0].replace(`-->${quoted![1]}<`, `-->${Number(quoted![1].replace(/,/g, "")) + 1}<`));
+    const file = join(mkdtempSync(join(tmpdir(), "vramfit-docs-")), "memory-model.md");
+    writeFileSync(file, altered);
+    const run = checkDocs(file);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("--solve seq --batch 8 --gpu H100-80GB → seq");
+  });
+
+  it("a console block in the docs is run again: cli.md's --solve seq block with its output removed is stale", () => {
+    const doc = readFileSync(join(root, "docs", "cli.md"), "utf8");
+    const altered = doc.replace(/(<!-- vramfit-output:begin -->\n```console\n\$ vramfit batch [^\n]*--solve seq[^\n]*\n)[^`]*```/, "$1```");
+    expect(altered).not.toBe(doc);
+    const file = join(mkdtempSync(join(tmpdir(), "vramfit-docs-")), "cli.md");
+    writeFileSync(file, altered);
+    const run = checkDocs(file);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("cli.md's block");
   });
 });
