@@ -46,7 +46,8 @@ describe("README examples", () => {
     const doc = readFileSync(join(root, "docs", "memory-model.md"), "utf8");
     const quoted = /<!-- vramfit: batch --model llama-3.1-8b --mode infer --precision bf16 --solve seq --batch 8 --gpu H100-80GB → seq -->([\d,]+)<!-- \/vramfit -->/.exec(doc);
     expect(quoted).not.toBeNull();
-    const altered = doc.replace(quoted![0], quoted![0].replace(`-->${quoted![1]}<`, `-->${Number(quoted![1].replace(/,/g, "")) + 1}<`));
+    const [whole, figure] = [quoted![0], quoted![1]!];
+    const altered = doc.replace(whole, whole.replace(`-->${figure}<`, `-->${Number(figure.replace(/,/g, "")) + 1}<`));
     const file = join(mkdtempSync(join(tmpdir(), "vramfit-docs-")), "memory-model.md");
     writeFileSync(file, altered);
     const run = checkDocs(file);
