@@ -1,8 +1,9 @@
-// replayStep(order, bytes, capacity, maxSplit, maxRounding, divisions): src/fit/cachingAllocator.ts's replay at a capacity, natively.
+// replayStep(order, bytes, capacity, maxSplit, maxRounding, divisions[, segments]): src/fit/cachingAllocator.ts's replay at a capacity, natively.
 //
 // The same rules, in the same order, as replayAtCapacity in src/fit/cachingAllocator.ts (which
-// cites PyTorch's c10/cuda/CUDACachingAllocator.cpp for each); test/unit/nativeReplay.test.ts
-// checks that both give the same figures. It exists for speed: a fresh process runs the
+// cites PyTorch's c10/cuda/CUDACachingAllocator.cpp for each); test/native/replayStep.test.ts
+// checks that both give the same figures and the same segment log (the driver calls in order,
+// asked for with `segments`: what a device probe replays). It exists for speed: a fresh process runs the
 // TypeScript replay's loop cold, several milliseconds for 10,000 events, where this takes a
 // fraction of one. Synchronous and pure (no driver, no device): it runs on the JS thread.
 #include <algorithm>
@@ -28,14 +29,15 @@ struct Block {
   double size;
   int32_t prev;
   int32_t next;
+  int32_t segment;  // the number of the cudaMalloc that made its segment (segment log)
   bool allocated;
   bool small;
 };
 
 class Replay {
  public:
-  Replay(double capacity, double maxSplit, double maxRounding, const double* divisions, size_t divisionCount)
-      : capacity_(capacity), maxSplit_(maxSplit), maxRounding_(maxRounding), divisions_(divisions, divisions + divisionCount) {
+  Replay(double capacity, double maxSplit, double maxRounding, const double* divisions, size_t divisionCount, bool segments)
+      : capacity_(capacity), maxSplit_(maxSplit), maxRounding_(maxRounding), divisions_(divisions, divisions + divisionCount), logging_(segments) {
     plainRounding_ = std::all_of(divisions_.begin(), divisions_.end(), [](double n) { return n <= 1; });
   }
 
@@ -66,6 +68,9 @@ class Replay {
   double mallocs = 0;
   double frees = 0;
   double retries = 0;
+  // With `segments`: +bytes for each cudaMalloc, -(k + 1) for the cudaFree of the k-th; a replay
+  // that does not fit ends with the cudaMalloc that failed (cachingAllocator.ts's segmentLog).
+  std::vector<double> log;
 
  private:
   // A pool's entries carry their block's key, so a search reads one contiguous array.
@@ -126,14 +131,15 @@ class Replay {
     pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(LowerBound(pool, b.size, b.address)));
   }
 
-  int32_t NewBlock(double address, double size, bool small) {
-    blocks_.push_back(Block{address, size, -1, -1, false, small});
+  int32_t NewBlock(double address, double size, int32_t segment, bool small) {
+    blocks_.push_back(Block{address, size, -1, -1, segment, false, small});
     return static_cast<int32_t>(blocks_.size() - 1);
   }
 
   int32_t AllocBlock(double segmentBytes, bool small) {
     if (reserved_ + segmentBytes > capacity_) return -1;
-    const int32_t id = NewBlock(nextAddress_, segmentBytes, small);
+    const int32_t id = NewBlock(nextAddress_, segmentBytes, static_cast<int32_t>(mallocs), small);
+    if (logging_) log.push_back(segmentBytes);
     nextAddress_ += segmentBytes;
     mallocs += 1;
     reserved_ += segmentBytes;
@@ -141,7 +147,12 @@ class Replay {
     return id;
   }
 
+  void LogFree(int32_t id) {
+    if (logging_) log.push_back(-(blocks_[static_cast<size_t>(id)].segment + 1.0));
+  }
+
   void ReleaseAt(Pool& pool, size_t at) {
+    LogFree(pool[at].id);
     reserved_ -= pool[at].size;
     frees += 1;
     pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(at));
@@ -171,6 +182,7 @@ class Replay {
       for (const Entry& e : *pool) {
         const Block& b = blocks_[static_cast<size_t>(e.id)];
         if (b.prev == -1 && b.next == -1) {
+          LogFree(e.id);
           reserved_ -= b.size;
           frees += 1;
         } else {
@@ -229,11 +241,14 @@ class Replay {
         retries += 1;
         id = AllocBlock(segmentBytes, small);
       }
-      if (id < 0) return -1;
+      if (id < 0) {
+        if (logging_) log.push_back(segmentBytes);
+        return -1;
+      }
     }
     const double remaining = blocks_[static_cast<size_t>(id)].size - size;
     if (small ? remaining >= kMinBlockSize : (size < maxSplit_ && remaining > kSmallSize)) {
-      const int32_t rest = NewBlock(blocks_[static_cast<size_t>(id)].address + size, remaining, small);
+      const int32_t rest = NewBlock(blocks_[static_cast<size_t>(id)].address + size, remaining, blocks_[static_cast<size_t>(id)].segment, small);
       Block& b = blocks_[static_cast<size_t>(id)];
       Block& r = blocks_[static_cast<size_t>(rest)];
       r.prev = id;
@@ -255,6 +270,7 @@ class Replay {
   double maxRounding_;
   std::vector<double> divisions_;
   bool plainRounding_ = true;
+  bool logging_;
   std::vector<Block> blocks_;
   Pool small_;
   Pool large_;
@@ -268,7 +284,7 @@ class Replay {
 Napi::Value ReplayStep(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 6 || !info[0].IsTypedArray() || !info[1].IsTypedArray() || !info[2].IsNumber() || !info[3].IsNumber() || !info[4].IsNumber() || !info[5].IsTypedArray()) {
-    throw Napi::TypeError::New(env, "replayStep(order: Int32Array, bytes: Float64Array, capacity, maxSplit, maxRounding, divisions: Float64Array)");
+    throw Napi::TypeError::New(env, "replayStep(order: Int32Array, bytes: Float64Array, capacity, maxSplit, maxRounding, divisions: Float64Array, segments?: boolean)");
   }
   const Napi::TypedArray orderArray = info[0].As<Napi::TypedArray>();
   const Napi::TypedArray bytesArray = info[1].As<Napi::TypedArray>();
@@ -281,7 +297,8 @@ Napi::Value ReplayStep(const Napi::CallbackInfo& info) {
   const auto divisions = divisionsArray.As<Napi::Float64Array>();
   if (divisions.ElementLength() == 0) throw Napi::TypeError::New(env, "replayStep: divisions must not be empty");
   // Infinity crosses Node-API as a double: no limit, unlimited max_split_size.
-  Replay replay(info[2].As<Napi::Number>().DoubleValue(), info[3].As<Napi::Number>().DoubleValue(), info[4].As<Napi::Number>().DoubleValue(), divisions.Data(), divisions.ElementLength());
+  const bool segments = info.Length() > 6 && info[6].ToBoolean().Value();
+  Replay replay(info[2].As<Napi::Number>().DoubleValue(), info[3].As<Napi::Number>().DoubleValue(), info[4].As<Napi::Number>().DoubleValue(), divisions.Data(), divisions.ElementLength(), segments);
   const int64_t failedAt = replay.Run(order.Data(), order.ElementLength(), bytes.Data(), bytes.ElementLength());
   Napi::Object result = Napi::Object::New(env);
   result.Set("fits", failedAt < 0);
@@ -291,6 +308,11 @@ Napi::Value ReplayStep(const Napi::CallbackInfo& info) {
   result.Set("cudaFrees", replay.frees);
   result.Set("allocRetries", replay.retries);
   result.Set("failedAt", static_cast<double>(failedAt));
+  if (segments) {
+    Napi::Float64Array log = Napi::Float64Array::New(env, replay.log.size());
+    std::copy(replay.log.begin(), replay.log.end(), log.Data());
+    result.Set("segmentLog", log);
+  }
   return result;
 }
 

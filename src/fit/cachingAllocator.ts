@@ -108,7 +108,7 @@ export interface ReplayResult {
 }
 
 export interface ReplayOptions {
-  /** Record the driver calls (`segmentLog`); the TypeScript replay does that. */
+  /** Record the driver calls (`segmentLog`). */
   segments?: boolean;
   /** Replay in TypeScript even where the addon's native replay is there (tests compare the two). */
   typescript?: boolean;
@@ -224,10 +224,14 @@ function remove(pool: Pool, id: number): void {
  */
 export function replayAtCapacity(step: AllocationStep, capacityBytes = Number.POSITIVE_INFINITY, conf: AllocConf = DEFAULT_ALLOC_CONF, options: ReplayOptions = {}): ReplayResult {
   const { order, bytes } = asTrace(step);
-  // The addon's replay (native/addon/replay_step.cc), same rules: a fresh process would otherwise run this loop cold.
-  const native = options.segments || options.typescript ? undefined : nativeReplay();
+  // The addon's replay (native/addon/replay_step.cc), same rules: a fresh process would otherwise
+  // run this loop cold, and a deep model's step (tens of thousands of events) for long.
+  const native = options.typescript ? undefined : nativeReplay();
   if (native !== undefined) {
-    return native(order, bytes, capacityBytes, conf.maxSplitSizeBytes, conf.maxNonSplitRoundingBytes, Float64Array.from(conf.roundupPower2Divisions));
+    const { segmentLog, ...figures } = native(order, bytes, capacityBytes, conf.maxSplitSizeBytes, conf.maxNonSplitRoundingBytes, Float64Array.from(conf.roundupPower2Divisions), options.segments === true);
+    // An addon built before the segment log returns none: the TypeScript replay below makes it.
+    if (!options.segments) return figures;
+    if (segmentLog !== undefined) return { ...figures, segmentLog: Array.from(segmentLog) };
   }
   const { maxSplitSizeBytes: maxSplit, maxNonSplitRoundingBytes: maxRounding, roundupPower2Divisions: divisions } = conf;
   const plainRounding = divisions.every((n) => n <= 1);

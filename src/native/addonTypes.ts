@@ -245,12 +245,13 @@ export interface Addon {
   tryLockFile(fd: number): boolean;
   /**
    * src/fit/cachingAllocator.ts's replay at a capacity, natively (native/addon/replay_step.cc):
-   * synchronous, pure, no driver. Absent from an addon built before it.
+   * synchronous, pure, no driver. With `segments`, the segment log too (an addon built before
+   * that ignores it and returns none). Absent from an addon built before it.
    */
-  replayStep?(order: Int32Array, bytes: Float64Array, capacityBytes: number, maxSplitSizeBytes: number, maxNonSplitRoundingBytes: number, divisions: Float64Array): NativeReplay;
+  replayStep?(order: Int32Array, bytes: Float64Array, capacityBytes: number, maxSplitSizeBytes: number, maxNonSplitRoundingBytes: number, divisions: Float64Array, segments?: boolean): NativeReplay;
 }
 
-/** What `replayStep` returns: the figures of src/fit/cachingAllocator.ts's ReplayResult, without the segment log. */
+/** What `replayStep` returns: the figures of src/fit/cachingAllocator.ts's ReplayResult, the segment log as a typed array. */
 export interface NativeReplay {
   fits: boolean;
   reservedPeakBytes: number;
@@ -259,4 +260,6 @@ export interface NativeReplay {
   cudaFrees: number;
   allocRetries: number;
   failedAt: number;
+  /** With `segments`: ReplayResult's segmentLog. */
+  segmentLog?: Float64Array;
 }

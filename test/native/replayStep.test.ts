@@ -1,4 +1,4 @@
-// The addon's step replay (native/addon/replay_step.cc) gives the figures of the TypeScript one (src/fit/cachingAllocator.ts), limit or not, configured or not.
+// The addon's step replay (native/addon/replay_step.cc) gives the figures and the segment log of the TypeScript one (src/fit/cachingAllocator.ts), limit or not, configured or not.
 import { describe, expect, it } from "vitest";
 import { parseAllocConf } from "../../src/fit/allocConf.js";
 import { replayAtCapacity } from "../../src/fit/cachingAllocator.js";
@@ -10,8 +10,13 @@ import { presetWorkload } from "../../src/workload/presets.js";
 const CONFS = ["", "max_split_size_mb:64", "roundup_power2_divisions:4", "max_split_size_mb:20,roundup_power2_divisions:[1:2,64:8,>:1]"];
 
 describe("replayStep", () => {
-  it("is there: the native replay is what answers in a fresh process", () => {
-    expect(typeof nativeReplay()).toBe("function");
+  it("is there: the native replay is what answers in a fresh process, the segment log included", () => {
+    const native = nativeReplay();
+    expect(typeof native).toBe("function");
+    // Two small blocks share a 2 MiB segment; a third large one gets its own (20 MiB), then the first's is reused.
+    const result = native!(Int32Array.of(0, 1, ~0, 2), Float64Array.of(1000, 600_000, 3_000_000), Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, 20 * 2 ** 20, Float64Array.of(1), true);
+    expect(Array.from(result.segmentLog!)).toEqual([2 * 2 ** 20, 20 * 2 ** 20]);
+    expect(native!(Int32Array.of(0), Float64Array.of(1000), 1, Number.POSITIVE_INFINITY, 0, Float64Array.of(1), false).segmentLog).toBeUndefined();
   });
 
   it.each(["resnet50", "bert-base", "gpt2", "vgg16"])("%s: the same figures as the TypeScript replay, with no limit and under pressure", (name) => {
@@ -27,6 +32,9 @@ describe("replayStep", () => {
           const typescript = replayAtCapacity(trace, capacity, conf, { typescript: true });
           const native = replayAtCapacity(trace, capacity, conf);
           expect(native, `${name} batch ${batch} ${text} capacity ${capacity}`).toEqual(typescript);
+          // The driver calls in order, cudaFrees of the out-of-memory path and the failing cudaMalloc included.
+          const logged = replayAtCapacity(trace, capacity, conf, { segments: true });
+          expect(logged, `${name} batch ${batch} ${text} capacity ${capacity}, segments`).toEqual(replayAtCapacity(trace, capacity, conf, { segments: true, typescript: true }));
         }
       }
     }
