@@ -6,6 +6,7 @@ import { weightBytes } from "./bytesPerParameter.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
 import { hostStateTensors, modelStateTensors } from "./modelStates.js";
 import { cnnTape } from "./cnnStep.js";
+import { sharedTimeline } from "./timelineCache.js";
 import { describeSetup, type ResolvedSetup } from "./setup.js";
 
 function trace(workload: CnnWorkload, imageSize: number): CnnTrace {
@@ -45,8 +46,11 @@ export function cnnPlan(workload: CnnWorkload, setup: ResolvedSetup): MemoryPlan
   if (setup.mode === "train") {
     // The step as a timeline (src/plan/cnnStep.ts); full checkpointing (torch.utils.checkpoint
     // around every top-level layer) recomputes each layer when backward reaches it.
-    const tape = cnnTape(network, run, e, setup.precision === "amp");
-    const step = tape.timeline(setup.checkpointing === "full" ? { recomputed: (op) => op.stage < tape.lossStage } : {});
+    // The tape reads the image size, the precision and checkpointing only: other setups share it.
+    const step = sharedTimeline(network, JSON.stringify([imageSize, setup.precision, setup.checkpointing]), () => {
+      const tape = cnnTape(network, run, e, setup.precision === "amp");
+      return tape.timeline(setup.checkpointing === "full" ? { recomputed: (op) => op.stage < tape.lossStage } : {});
+    });
     phases = step.phases.names;
     tensors.push(...modelStateTensors(groups, setup, { ...step, largestTensorElements: run.largestTensorElements }), ...step.tensors);
   } else {

@@ -14,6 +14,7 @@ import type { TapeOp } from "./trainingTape.js";
 import { transformerTape, type Shape } from "./transformerStep.js";
 import { chooseSdpaKernel, isFused, type AttentionKernel } from "./attentionKernel.js";
 import { computeCapabilityOf } from "./computeCapability.js";
+import { sharedTimeline } from "./timelineCache.js";
 
 /**
  * The kernel a transformer's layers are planned with: the one named by `--attention`, or with
@@ -41,7 +42,11 @@ function trainingPlan(shape: Shape, setup: ResolvedSetup, groups: ReturnType<typ
   const inLayer = (op: TapeOp) => op.stage >= 1 && op.stage <= layers;
   const recomputed =
     setup.checkpointing === "full" ? inLayer : setup.checkpointing === "selective" ? (op: TapeOp) => inLayer(op) && ATTENTION_CORE.has(op.name) : undefined;
-  const { phases, tensors, gradientStarts } = transformerTape(shape, setup).timeline(recomputed ? { recomputed } : {});
+  // The tape reads the shape and these three options only (src/plan/transformerStep.ts): the
+  // setups advice compares (ZeRO, GPUs, offload, optimizer) share one timeline.
+  const { arch, ...rest } = shape;
+  const key = JSON.stringify([rest, setup.checkpointing, setup.hfLoss, setup.precision]);
+  const { phases, tensors, gradientStarts } = sharedTimeline(arch, key, () => transformerTape(shape, setup).timeline(recomputed ? { recomputed } : {}));
   const states = modelStateTensors(groups, setup, { phases, gradientStarts, largestTensorElements: largestParameterTensor(shape.arch, setup.tp) });
   return { phases: phases.names, tensors: [...states, ...tensors] };
 }

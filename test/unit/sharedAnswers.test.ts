@@ -6,9 +6,11 @@ import { gpusFit } from "../../src/advice/gpusFit.js";
 import { GPU_CATALOG } from "../../src/devices/catalog.js";
 import { findMaxBatch, type BatchResult } from "../../src/index.js";
 import type { MemoryPlan } from "../../src/plan/memoryPlan.js";
+import { buildPlan } from "../../src/plan/buildPlan.js";
 import { sharedPlan } from "../../src/plan/planCache.js";
 import type { RunSetup } from "../../src/plan/setup.js";
 import { listPresets, presetWorkload } from "../../src/workload/presets.js";
+import type { Workload } from "../../src/workload/workload.js";
 
 /**
  * The same plan as a new object all the way down: every cache is keyed by the identity of the plan
@@ -59,5 +61,41 @@ describe("shared plans and remembered answers", () => {
     const one = sharedPlan(workload, base);
     expect(one.tensors).not.toBe(two.tensors);
     expect(one.tensors.length).toBeLessThan(two.tensors.length);
+  });
+  it("build every setup advice tries as a plan whose timeline nobody shared does", () => {
+    // Setups that share a timeline (ZeRO, GPUs, offload, optimizer) and setups that must not (tp,
+    // checkpointing, seq, precision): built after all of them, each against the same workload as
+    // a new object (src/plan/timelineCache.ts keys by the architecture's identity: nothing shared).
+    const variants = (workload: Workload): RunSetup[] => {
+      const base: RunSetup = workload.kind === "cnn" ? { mode: "train", precision: "fp32", optimizer: "momentum" } : { mode: "train", precision: "amp", optimizer: "adamw" };
+      const text = workload.kind === "transformer" && workload.architecture.vision === undefined;
+      return [
+        base,
+        { ...base, zeroStage: 2, gpus: 8 },
+        { ...base, zeroStage: 3, gpus: 64 },
+        { ...base, gpus: 4 },
+        { ...base, offload: "optimizer" },
+        { ...base, optimizer: "sgd" },
+        { ...base, precision: "bf16" },
+        { ...base, checkpointing: "full" },
+        { ...base, checkpointing: "full", zeroStage: 3, gpus: 8 },
+        ...(text ? ([{ ...base, tp: 2 }, { ...base, checkpointing: "selective" }, { ...base, seq: 64 }, { ...base, seq: 64, zeroStage: 2, gpus: 16 }] satisfies RunSetup[]) : []),
+      ];
+    };
+    let compared = 0;
+    for (const name of ["gpt2", "llama-3.2-1b", "bert-base", "resnet50", "vit-b16"]) {
+      const workload = presetWorkload(name)!;
+      const setups = variants(workload);
+      const shared = setups.map((setup) => buildPlan(workload, setup));
+      setups.forEach((setup, i) => {
+        expect(buildPlan(structuredClone(workload), setup), `${name} ${JSON.stringify(setup)}`).toEqual(shared[i]);
+        compared += 1;
+      });
+      // ZeRO-2 over 8 GPUs reuses the base setup's activations rather than rebuilding them.
+      const activation = (plan: MemoryPlan) => plan.tensors.find((t) => t.category === "activations" && t.perSampleBytes > 0);
+      expect(activation(shared[1]!)).toBeDefined();
+      expect(activation(shared[1]!)).toBe(activation(shared[0]!));
+    }
+    expect(compared).toBeGreaterThan(50);
   });
 });
