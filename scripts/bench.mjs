@@ -3,7 +3,7 @@
 // Usage and sections: `node scripts/bench.mjs --help` (docs/benchmarks.md shows a run).
 // Needs only Node and the build outputs; the simulator is build/Release/libcudasim.so.
 import { spawnSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -183,20 +183,45 @@ const COMMANDS = [
 ];
 const QUICK_COMMANDS = ["raw", "preset", "presetJson", "noAdvice"];
 
+/** Linux's clock ticks per second (`getconf CLK_TCK`), for /proc's CPU times; undefined elsewhere. */
+const CLOCK_TICKS = (() => {
+  if (process.platform !== "linux") return undefined;
+  const ticks = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout);
+  return Number.isFinite(ticks) && ticks > 0 ? ticks : undefined;
+})();
+
+/**
+ * CPU time (user + system, ms) of this process's children that have been waited for: /proc's
+ * cutime + cstime, in clock ticks (10 ms at 100 Hz). Read around a spawnSync, it is that
+ * command's CPU time — what a loaded machine does not inflate the way it inflates wall time.
+ */
+function childrenCpuMs() {
+  if (CLOCK_TICKS === undefined) return undefined;
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // the name may hold spaces
+    return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS; // fields 16 and 17 of proc(5)
+  } catch {
+    return undefined;
+  }
+}
+
 function commandTimes(runs) {
   const commands = quick ? COMMANDS.filter((c) => QUICK_COMMANDS.includes(c.id)) : COMMANDS;
   // A bare environment, the same for all: no driver variables, nothing the CLI could pick up
   // (the simulated GPUs' rows add theirs).
   const bare = { PATH: process.env.PATH ?? "" };
   const time = (argv, env, { allowUsageError = false } = {}) => {
+    const cpuBefore = childrenCpuMs();
     const started = performance.now();
     const run = spawnSync(process.execPath, argv, { env, encoding: "utf8", maxBuffer: 64 * MiB });
     const ms = performance.now() - started;
+    const cpuAfter = childrenCpuMs();
     // 1 is an answer (does not fit), not a failure.
     if (run.status !== 0 && run.status !== 1 && !(allowUsageError && run.status === 2)) throw new Error(`${argv.join(" ")} exited ${run.status}: ${run.stderr}`);
-    return { ms, stdout: run.stdout, stderr: run.stderr, status: run.status };
+    return { ms, cpuMs: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore, stdout: run.stdout, stderr: run.stderr, status: run.status };
   };
-  const rows = commands.map((c) => ({ ...c, argv: [cli, ...c.args], envAll: { ...bare, ...c.env }, ms: [], nodeMs: [], ratios: [] }));
+  const rows = commands.map((c) => ({ ...c, argv: [cli, ...c.args], envAll: { ...bare, ...c.env }, ms: [], cpuMs: [], nodeMs: [], nodeCpuMs: [], ratios: [], load: [] }));
   // One unmeasured run of each fills the page cache and the CLI's code cache; then each run of a
   // command follows a run of `node -e 0`, and the commands take turns.
   time(["-e", "0"], bare);
@@ -210,11 +235,14 @@ function commandTimes(runs) {
   for (let i = 0; i < runs; i += 1) {
     for (const row of rows) {
       if (row.unsupported !== undefined) continue;
-      const node = time(["-e", "0"], bare).ms;
-      const ms = time(row.argv, row.envAll).ms;
-      row.nodeMs.push(node);
-      row.ms.push(ms);
-      row.ratios.push(ms / node);
+      const node = time(["-e", "0"], bare);
+      const command = time(row.argv, row.envAll);
+      row.nodeMs.push(node.ms);
+      row.ms.push(command.ms);
+      if (node.cpuMs !== undefined) row.nodeCpuMs.push(node.cpuMs);
+      if (command.cpuMs !== undefined) row.cpuMs.push(command.cpuMs);
+      row.ratios.push(command.ms / node.ms);
+      row.load.push(loadavg()[0]);
     }
   }
   const out = rows.map((row) => row.unsupported !== undefined ? { id: row.id, command: `vramfit ${row.args.join(" ")}`, exitStatus: row.status, unsupported: row.unsupported } : ({
@@ -226,7 +254,9 @@ function commandTimes(runs) {
     ...(row.answer && { answer: row.answer }),
     medianMs: round(median(row.ms), 2),
     nodeMedianMs: round(median(row.nodeMs), 2),
+    ...(row.cpuMs.length > 0 && { medianCpuMs: round(median(row.cpuMs), 1), nodeMedianCpuMs: round(median(row.nodeCpuMs), 1) }),
     ratio: round(median(row.ratios), 2),
+    loadAverage: round(median(row.load), 2),
     ms: row.ms.map((x) => round(x, 2)),
     nodeMs: row.nodeMs.map((x) => round(x, 2)),
     ...(row.goal && { goal: row.goal }),
@@ -498,11 +528,14 @@ function renderTables(r) {
   out.push(`machine: ${r.machine.cpus} × ${r.machine.cpuModel}, node ${r.machine.node}, load average ${r.machine.loadAverageAtStart} → ${r.machine.loadAverageAtEnd}${r.quick ? " (quick mode)" : ""}\n`);
   if (r.commands) {
     const c = r.commands;
-    out.push(`\nthe CLI per command: ${c.runs} runs each, every one right after a run of node -e 0; ratio = median of the paired ratios\n`);
-    out.push(table(["command", "median ms", "node -e 0 ms", "× node -e 0", "goal", "measured", "met"], c.rows.map((x) => x.unsupported !== undefined ? [x.command, `not run: exit ${x.exitStatus}`, "-", "-", "-", "-", "-"] : [
+    out.push(`\nthe CLI per command: ${c.runs} runs each, every one right after a run of node -e 0; ratio = median of the paired ratios; CPU = user + system (medians); load = the 1-minute load average (median over its runs)\n`);
+    out.push(table(["command", "median ms", "CPU ms", "node -e 0 ms", "its CPU ms", "load", "× node -e 0", "goal", "measured", "met"], c.rows.map((x) => x.unsupported !== undefined ? [x.command, `not run: exit ${x.exitStatus}`, "-", "-", "-", "-", "-", "-", "-", "-"] : [
       `${x.command}${x.env ? ` (${x.note})` : ""}`,
       x.medianMs,
+      x.medianCpuMs,
       x.nodeMedianMs,
+      x.nodeMedianCpuMs,
+      x.loadAverage,
       `${x.ratio}×`,
       x.goalText,
       x.measured === undefined ? undefined : x.goal.ms !== undefined ? `${x.measured} ms` : `${x.measured}×`,

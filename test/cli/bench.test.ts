@@ -35,6 +35,9 @@ interface CommandRow {
   answer?: { batchSize: number; source: string };
   medianMs: number;
   nodeMedianMs: number;
+  medianCpuMs?: number;
+  nodeMedianCpuMs?: number;
+  loadAverage: number;
   ratio: number;
   ms: number[];
   nodeMs: number[];
@@ -84,6 +87,13 @@ describe("scripts/bench.mjs --quick", () => {
       expect(row.ratio).toBeGreaterThanOrEqual(Math.min(...ratios) - 0.01);
       expect(row.ratio).toBeLessThanOrEqual(Math.max(...ratios) + 0.01);
     }
+    if (process.platform === "linux") {
+      // CPU time from /proc: starting Node alone takes some (not 0, so the reading works), and a
+      // command that loads vramfit and answers takes more than Node doing nothing.
+      for (const row of c.rows) expect(row.nodeMedianCpuMs, row.id).toBeGreaterThan(0);
+      expect(c.rows.find((r) => r.id === "presetJson")!.medianCpuMs).toBeGreaterThan(c.rows.find((r) => r.id === "presetJson")!.nodeMedianCpuMs!);
+    }
+    for (const row of c.rows) expect(row.loadAverage, row.id).toBeGreaterThanOrEqual(0);
     const raw = c.rows.find((r) => r.id === "raw")!;
     expect(raw).toMatchObject({ goalText: "≤ 1.5× node -e 0", measured: raw.ratio, met: raw.ratio <= 1.5 });
     // 80 GiB less the default 5% reserve (4 GiB), 1e9 parameters × 16 bytes (AdamW, amp: three
