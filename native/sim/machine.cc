@@ -1,6 +1,8 @@
 // Laying out the simulated machine's pools.
 #include "machine.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 
 namespace cudasim {
@@ -19,6 +21,19 @@ void MakeUuid(const std::string& key, unsigned char* uuid) {
   }
 }
 
+// What tells this machine's GPUs apart from another simulated machine's: its CUDASIM_STATE, made
+// absolute (every process naming one file shares one machine). Without a state file each process
+// has a machine of its own, and the key is empty: the UUIDs the simulator always gave.
+std::string MachineKey(const std::string& statePath) {
+  if (statePath.empty()) return "";
+  std::string path = statePath;
+  if (path[0] != '/') {
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd) != nullptr) path = std::string(cwd) + "/" + path;
+  }
+  return path + "#";
+}
+
 }  // namespace
 
 std::optional<Machine> BuildMachine(std::string& error) {
@@ -26,14 +41,17 @@ std::optional<Machine> BuildMachine(std::string& error) {
   if (!config) return std::nullopt;
   Machine machine;
   machine.config = *config;
+  // Two simulated machines (two CUDASIM_STATEs) are two machines: their GPUs must not share UUIDs,
+  // or vramfit's device lock (keyed by UUID) would make one wait for the other.
+  const std::string key = MachineKey(config->statePath);
   for (size_t gpu = 0; gpu < config->devices.size(); ++gpu) {
     const DeviceSpec& spec = config->devices[gpu];
     Pool whole;
     whole.gpu = static_cast<int>(gpu);
     whole.totalBytes = spec.totalBytes;
     whole.baseUsedBytes = spec.usedBytes;
-    // The key the single-device simulator always used, so GPU UUIDs did not change with MIG support.
-    MakeUuid(std::to_string(gpu) + "#" + spec.name, whole.uuid);
+    // The key the single-device simulator always used (after the machine's), so GPU UUIDs did not change with MIG support.
+    MakeUuid(key + std::to_string(gpu) + "#" + spec.name, whole.uuid);
     machine.gpuPool.push_back(static_cast<int>(machine.pools.size()));
     machine.pools.push_back(whole);
     machine.migPools.emplace_back();
@@ -42,7 +60,7 @@ std::optional<Machine> BuildMachine(std::string& error) {
       instance.gpu = static_cast<int>(gpu);
       instance.mig = static_cast<int>(k);
       instance.totalBytes = spec.migInstanceBytes[k];
-      MakeUuid(std::to_string(gpu) + "#" + spec.name + "#mig#" + std::to_string(k), instance.uuid);
+      MakeUuid(key + std::to_string(gpu) + "#" + spec.name + "#mig#" + std::to_string(k), instance.uuid);
       machine.migPools.back().push_back(static_cast<int>(machine.pools.size()));
       machine.pools.push_back(instance);
     }

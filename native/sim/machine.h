@@ -33,7 +33,8 @@ struct Machine {
 constexpr int kMaxPools = 64;
 
 // Reads the configuration (ReadConfig) and lays out the pools. UUIDs are deterministic: a GPU's
-// depends on its position and name, so tests can compare them across runs and processes.
+// depends on its position and name, and on CUDASIM_STATE's path when one is set (two state files are
+// two machines), so tests can compare them across runs and processes.
 SIMGPU_API std::optional<Machine> BuildMachine(std::string& error);
 
 // nvidia-smi's form: PREFIX-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, lower-case hex.

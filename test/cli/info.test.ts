@@ -1,4 +1,7 @@
 // `vramfit info`: the backend, the driver version and each device's memory, or why there is none.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { NO_DRIVER, runCli, runJson, simulatedGpus } from "./runCli.js";
 
@@ -20,6 +23,15 @@ describe("vramfit info", () => {
       [0, "NVIDIA H100 80GB HBM3", 85520809984, 85520809984 - 3221225472, 3221225472],
       [1, "Tesla T4", 15843721216, 15843721216, 0],
     ]);
+  });
+
+  it("two simulated machines (two CUDASIM_STATE files) have GPUs of their own UUIDs, so they do not lock each other; one file, one UUID", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vramfit-machines-"));
+    const uuid = async (state: string) => (await runJson<InfoJson>(["info"], simulatedGpus("NVIDIA L4:24000000000", { CUDASIM_STATE: join(dir, state) }))).json.devices[0]!.uuid;
+    const [a, b, again] = [await uuid("a"), await uuid("b"), await uuid("a")];
+    expect(a).toMatch(/^GPU-[0-9a-f]{8}-/);
+    expect(b).not.toBe(a);
+    expect(again).toBe(a);
   });
 
   it("reports backend none with the loader's reason", async () => {
