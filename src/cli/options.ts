@@ -110,7 +110,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { flags: "--exec <command>", description: "run this training command (through the shell) at each candidate batch: {batch} is replaced and VRAMFIT_BATCH set; exit 0 fits, an out-of-memory message does not; with a workload, its model seeds the search", commands: TARGET, parse: (t) => checkJobCommand(t) },
   { flags: "--calibrate <b1,b2>", description: "with --exec: the two batches whose peaks calibrate fixed + per-sample bytes", commands: ["batch"], parse: parseCalibration, defaultText: "1, then the largest batch the first peak proves safe" },
   { flags: "--run-timeout <duration>", description: "with --exec: kill a run's process group after this long, e.g. 90s, 30m", commands: TARGET, parse: (t) => parsePositiveDuration("--run-timeout", t), defaultText: "10m" },
-  { flags: "--log-dir <dir>", description: "with --exec: where each run's stdout and stderr are kept", commands: TARGET, defaultText: "a new temporary directory, printed" },
+  { flags: "--log-dir <dir>", description: "with --exec: where each run's stdout and stderr are kept", commands: TARGET, defaultText: "a temporary directory, removed after the search unless a run failed (the error names it)" },
   // vramfit trace: the model PyTorch runs (python/vramfit_trace), and where the trace goes
   { flags: "--hf-config <file>", description: "a Hugging Face config.json of any model_type the installed transformers knows (built without weights)", commands: ["trace"] },
   { flags: "--torchvision <name>", description: "a torchvision.models name, e.g. resnet50, vit_b_16", commands: ["trace"] },

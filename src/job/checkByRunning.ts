@@ -22,7 +22,8 @@ export interface JobCheckResult {
   simulation?: SimulationSummary;
   run: JobRun;
   memorySource: "nvml" | "cuda" | null;
-  logDir: string;
+  /** Where the run's logs are kept: `logDir`'s directory; null without one (they were removed). */
+  logDir: string | null;
   elapsedMs: number;
 }
 
@@ -48,7 +49,7 @@ export async function checkByRunning(command: string, batch: number, options: Jo
       ...(context.simulated !== undefined && { simulation: simulationSummary(context.simulated.gpu, [run]) }),
       run,
       memorySource: context.memorySource,
-      logDir: context.logDir!,
+      logDir: context.logDir,
       elapsedMs: elapsedMsSince(started),
     };
   });

@@ -18,7 +18,10 @@ export interface JobSessionOptions extends BudgetLimits, JobModelOptions {
   device?: DeviceChoice;
   /** Kills a run's process group after this long (default 10 min). */
   runTimeoutMs?: number;
-  /** Where each run's stdout and stderr are kept (default: a new temporary directory). */
+  /**
+   * Where each run's stdout and stderr are kept. Without it they go to a new temporary directory,
+   * removed when the search ends, unless it ends in a job's failure: then the error names it.
+   */
   logDir?: string;
   /** The environment each run inherits (default process.env); VRAMFIT_BATCH and CUDA_VISIBLE_DEVICES are set on top. */
   env?: NodeJS.ProcessEnv;
@@ -38,6 +41,7 @@ export interface JobSessionContext {
   /** The smallest budget over the devices: a run must fit on every one. */
   budgetBytes: number;
   memorySource: "nvml" | "cuda" | null;
+  /** Where the runs' logs are kept for the user: `--log-dir`'s directory; null when none was asked for. */
   logDir: string | null;
   command: string | null;
   /** The simulated GPU the runs use (with `simulate`), and the device it presents. */
@@ -102,9 +106,8 @@ function makeDirectory(dir: string): void {
   }
 }
 
-/** The log directory: made when named (and writable), else a new one under the system's temporary directory. */
-function logDirectory(dir: string | undefined): string {
-  if (dir === undefined) return mkdtempSync(join(tmpdir(), "vramfit-exec-"));
+/** The log directory asked for: made (and writable). */
+function logDirectory(dir: string): string {
   try {
     makeDirectory(dir);
     accessSync(dir, constants.W_OK);
@@ -112,6 +115,44 @@ function logDirectory(dir: string | undefined): string {
     throw invalidArgument("--log-dir", dir, `a directory vramfit can create and write to (${(error as NodeJS.ErrnoException).code ?? "failed"})`);
   }
   return dir;
+}
+
+/** A failure of the job itself (it failed, timed out, or its peaks made no sense): its logs are the evidence. */
+function jobFailure(error: unknown): error is VramfitError {
+  return error instanceof VramfitError && error.code.startsWith("ERR_JOB_");
+}
+
+/**
+ * Calls `work` with the directory the runs write their logs to and the one kept for the user.
+ * Asked for (`--log-dir`): that one, kept. Else a temporary one, removed when the work ends unless
+ * the job failed: then it stays, and the error says where.
+ */
+async function withLogs<T>(command: string | null, asked: string | undefined, work: (dir: string | null, kept: string | null) => Promise<T>): Promise<T> {
+  if (command === null) return work(null, null);
+  if (asked !== undefined) {
+    const dir = logDirectory(asked);
+    return work(dir, dir);
+  }
+  const dir = mkdtempSync(join(tmpdir(), "vramfit-exec-"));
+  let keep = false;
+  try {
+    return await work(dir, null);
+  } catch (error) {
+    if (jobFailure(error)) {
+      keep = true;
+      error.message += `\nthe runs' logs are kept in ${dir}`;
+    }
+    throw error;
+  } finally {
+    if (!keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A run without the paths of logs that will not be kept. */
+function withoutLogs(run: JobRun, kept: string | null): JobRun {
+  if (kept !== null || run.logs === undefined) return run;
+  const { logs, ...rest } = run;
+  return rest;
 }
 
 /**
@@ -126,13 +167,13 @@ export async function withJobSession<T>(
 ): Promise<T> {
   if (options.simulate !== undefined) return withSimulatedSession(command, options, options.simulate, work);
   const resolved = await jobDevices(options.device);
-  return withJobDevicesLocked(resolved, options.lock, async () => {
+  return withJobDevicesLocked(resolved, options.lock, () => withLogs(command, options.logDir, async (logDir, keptLogDir) => {
     const devices = await measureFree(resolved);
     const context: JobSessionContext = {
       devices,
       budgetBytes: Math.min(...devices.map((d) => budgetFor({ freeBytes: d.freeBytes, totalBytes: d.device.totalBytes }, runLimits(options)))),
       memorySource: devices.every((d) => d.memorySource === "nvml") ? "nvml" : "cuda",
-      logDir: command === null ? null : logDirectory(options.logDir),
+      logDir: keptLogDir,
       command,
     };
     const read = nvmlReader(resolved);
@@ -142,17 +183,17 @@ export async function withJobSession<T>(
       // The device's used memory before the run: the fallback peak is the rise over it.
       const baseline = read === undefined ? undefined : await usedBytesNow(read, uuids).catch(() => undefined);
       const run = await runJobAtBatch(command, batch, {
-        logDir: context.logDir!,
+        logDir: logDir!,
         runTimeoutMs: options.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
         env: options.env ?? process.env,
         visibleDevices: uuids.join(","),
         ...(options.signal !== undefined && { signal: options.signal }),
         ...(read !== undefined && baseline !== undefined && { measure: (pid: number) => samplePeaks(read, uuids, pid, baseline) }),
       });
-      return withinDevice(run, devices);
+      return withoutLogs(withinDevice(run, devices), keptLogDir);
     };
     return work(runner, context);
-  });
+  }));
 }
 
 /**
@@ -166,6 +207,17 @@ async function withSimulatedSession<T>(
   simulate: SimulateOptions,
   work: (runner: (batch: number) => Promise<JobRun>, context: JobSessionContext) => Promise<T>,
 ): Promise<T> {
+  return withLogs(command, options.logDir, (logDir, keptLogDir) => simulatedSession(command, options, simulate, logDir, keptLogDir, work));
+}
+
+async function simulatedSession<T>(
+  command: string | null,
+  options: JobSessionOptions,
+  simulate: SimulateOptions,
+  logDir: string | null,
+  keptLogDir: string | null,
+  work: (runner: (batch: number) => Promise<JobRun>, context: JobSessionContext) => Promise<T>,
+): Promise<T> {
   const gpu = prepareSimulatedGpu(simulate, jobModel(options).contextBytes, options.env ?? process.env);
   const totalBytes = gpu.gpu.totalBytes;
   const device: DeviceSummary = { ordinal: null, name: gpu.gpu.name, id: gpu.gpu.id, uuid: null, totalBytes, freeBytes: totalBytes };
@@ -173,20 +225,20 @@ async function withSimulatedSession<T>(
     devices: [],
     budgetBytes: budgetFor({ freeBytes: totalBytes, totalBytes }, runLimits(options)),
     memorySource: null,
-    logDir: command === null ? null : logDirectory(options.logDir),
+    logDir: keptLogDir,
     command,
     simulated: { gpu, device },
   };
   const runner = async (batch: number): Promise<JobRun> => {
     if (command === null) throw new Error("no command to run");
-    const prefix = join(context.logDir!, `batch-${batch}`);
+    const prefix = join(logDir!, `batch-${batch}`);
     // A batch run again (the search revisits none, a caller might) starts with no reports of the last.
-    for (const file of readdirSync(context.logDir!).filter((f) => f.startsWith(`batch-${batch}.counters.`) || f === `batch-${batch}.touched`)) {
-      rmSync(join(context.logDir!, file), { force: true });
+    for (const file of readdirSync(logDir!).filter((f) => f.startsWith(`batch-${batch}.counters.`) || f === `batch-${batch}.touched`)) {
+      rmSync(join(logDir!, file), { force: true });
     }
     const env = options.env ?? process.env;
     const run = await runJobAtBatch(command, batch, {
-      logDir: context.logDir!,
+      logDir: logDir!,
       runTimeoutMs: options.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
       env: { ...env, ...simulatedRunEnv(gpu, prefix, env) },
       visibleDevices: "0",
@@ -199,7 +251,7 @@ async function withSimulatedSession<T>(
     // batch's, which the search would read as a job that caps its batch. It counts as fitting, unmeasured.
     const atCapacity = run.fits && report.failedMallocs > 0;
     return {
-      ...run,
+      ...withoutLogs(run, keptLogDir),
       ...(atCapacity ? { peakBytes: null, peakSource: "none" as const } : report.peakBytes !== null && { peakBytes: report.peakBytes, peakSource: "simulated-gpu" as const }),
       simulation: { deviceToHostBytes: report.deviceToHostBytes, touched: report.touched },
     };

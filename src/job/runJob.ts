@@ -2,10 +2,11 @@
 // process group, logged, timed out, measured, and classified (fits, out of memory, or an error).
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { createWriteStream, readFileSync, type WriteStream } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { VramfitError } from "../errors.js";
 import { formatDurationOption } from "../duration.js";
+import { CappedLog } from "./cappedLog.js";
 import { BATCH_VARIABLE, commandForBatch } from "./jobCommand.js";
 import { JobOutput } from "./jobOutput.js";
 import type { PeakReading, PeakSampling, PeakSource } from "./peakSampler.js";
@@ -35,8 +36,11 @@ export interface JobRun {
   overBudget?: true;
   /** Which framework's out-of-memory message the job printed, when it did not fit. */
   outOfMemory?: string;
-  /** Where the run's stdout and stderr are kept. */
-  logs?: { stdout: string; stderr: string };
+  /**
+   * Where the run's stdout and stderr are kept (with `--log-dir`, or after a failure): each keeps
+   * its last 4 MiB; `droppedBytes` says how much was cut from the front of each, when any was.
+   */
+  logs?: { stdout: string; stderr: string; droppedBytes?: { stdout: number; stderr: number } };
   /** The job exited leaving processes in its group, which vramfit killed. */
   killedLeftovers?: true;
   /** On a simulated GPU: what the job read back from the device (as zeros) and what it touched that is not simulated. */
@@ -104,7 +108,7 @@ async function killGroupAndWait(pid: number): Promise<boolean> {
 export async function runJobAtBatch(command: string, batch: number, options: RunJobOptions): Promise<JobRun> {
   options.signal?.throwIfAborted();
   const logs = { stdout: join(options.logDir, `batch-${batch}.stdout.log`), stderr: join(options.logDir, `batch-${batch}.stderr.log`) };
-  const files: Record<"stdout" | "stderr", WriteStream> = { stdout: createWriteStream(logs.stdout), stderr: createWriteStream(logs.stderr) };
+  const files: Record<"stdout" | "stderr", CappedLog> = { stdout: new CappedLog(logs.stdout), stderr: new CappedLog(logs.stderr) };
   const output = new JobOutput();
   const killsBefore = oomKills();
   const started = performance.now();
@@ -147,6 +151,7 @@ export async function runJobAtBatch(command: string, batch: number, options: Run
   let code: number | null;
   let signal: NodeJS.Signals | null;
   let leftovers = false;
+  let dropped = { stdout: 0, stderr: 0 };
   try {
     if (!(await spawned) || pid === undefined) throw new VramfitError("ERR_JOB_FAILED", `batch ${batch}: could not start /bin/sh to run the job`);
     sampling = options.measure?.(pid);
@@ -161,7 +166,7 @@ export async function runJobAtBatch(command: string, batch: number, options: Run
     options.signal?.removeEventListener("abort", onAbort);
     if (sampling !== undefined) reading = await sampling.stop();
     output.end();
-    await Promise.all(Object.values(files).map((file) => new Promise((resolve) => file.end(resolve))));
+    dropped = { stdout: files.stdout.close(), stderr: files.stderr.close() };
   }
   if (killedFor === "interrupt") throw options.signal!.reason;
 
@@ -175,7 +180,7 @@ export async function runJobAtBatch(command: string, batch: number, options: Run
     seconds: (performance.now() - started) / 1000,
     exitCode: code,
     ...(signal !== null && { signal }),
-    logs,
+    logs: dropped.stdout + dropped.stderr > 0 ? { ...logs, droppedBytes: dropped } : logs,
   };
   if (killedFor === "timeout") {
     throw new JobRunError("ERR_JOB_TIMEOUT", `batch ${batch}: the job ran past --run-timeout (${formatDurationOption(options.runTimeoutMs)}); its process group was killed${tailText(output)}`, run);

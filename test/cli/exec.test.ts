@@ -1,6 +1,6 @@
 // `vramfit batch --exec` and `vramfit check --exec` against the simulated driver and NVML, running
 // the simulated training job (test/job/sim-job.c): output, exit statuses, signals, bad input.
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -42,14 +42,16 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 const JOB: SimJob = { fixedBytes: GiB, perSampleBytes: 256 * MiB, printPeak: true };
 
 describe("vramfit batch --exec", () => {
-  it("answers the job's true largest batch in 4 runs, one line per run, then how it got there", async () => {
-    const run = await runCli(["batch", "--exec", `${job} {batch}`], machine(JOB));
+  it("answers the job's true largest batch in 4 runs, one line per run, then how it got there; it leaves no log directory behind", async () => {
+    const temporary = mkdtempSync(join(scratch, "tmpdir-"));
+    const run = await runCli(["batch", "--exec", `${job} {batch}`], machine(JOB, { TMPDIR: temporary }));
     expect(run.status, run.stderr).toBe(0);
     const truth = trueMaxBatch(JOB, FREE[0]!); // (22 GiB − 1 GiB) / 256 MiB = 83.8
     expect(truth).toBe(83);
     expect(run.stdout).toMatch(/^answer {4}batch 83 \(the job fits at 83, not at 84\) on 0: NVIDIA L4: 4 runs in \d+\.\d s\n/);
     expect(run.stdout).toMatch(/\nhow {7}calibrated on batches 1 and 17: 1 GiB \+ 256 MiB per sample → predicted 83; verified by the runs at 83 and 84\n/);
-    expect(run.stdout).toMatch(/\nlogs {6}\/.*vramfit-exec-/);
+    expect(run.stdout).not.toContain("logs ");
+    expect(readdirSync(temporary).filter((f) => f.startsWith("vramfit-exec-"))).toEqual([]);
     const lines = run.stderr.split("\n").filter((l) => l.startsWith("run "));
     expect(lines.map((l) => l.replace(/ +/g, " ").replace(/\d+\.\d\d s$/, "T s"))).toEqual([
       "run 1 batch 1 fits peak 1.25 GiB (job) T s",
@@ -57,7 +59,7 @@ describe("vramfit batch --exec", () => {
       "run 3 batch 83 fits peak 21.75 GiB (job) T s",
       expect.stringMatching(/^run 4 batch 84 out of memory \(PyTorch\) peak .* T s$/),
     ]);
-    expect(run.stderr).toMatch(/^device {4}0: NVIDIA L4 \(GPU-[0-9a-f-]+\), free 21\.95 GiB \(nvml\)\nbudget {4}21\.95 GiB\nlogs {6}\//);
+    expect(run.stderr).toMatch(/^device {4}0: NVIDIA L4 \(GPU-[0-9a-f-]+\), free 21\.95 GiB \(nvml\)\nbudget {4}21\.95 GiB\nrun  1  batch 1 /);
   });
 
   it("--json has every field of the contract", async () => {
@@ -124,8 +126,9 @@ describe("vramfit batch --exec", () => {
     expect(run.stdout).toMatch(/^answer {4}does not fit: the job ran out of memory at batch 1 on 0: NVIDIA L4: 1 run in/);
   });
 
-  it("a crash that is not out of memory: exit 4, naming the batch, the status and the job's last stderr lines", async () => {
-    const run = await runCli(["batch", "--exec", `${job} {batch}`], machine(JOB, { SIMJOB_CRASH_AT: "17" }));
+  it("a crash that is not out of memory: exit 4, naming the batch, the status and the job's last stderr lines, and where its logs are kept", async () => {
+    const temporary = mkdtempSync(join(scratch, "tmpdir-"));
+    const run = await runCli(["batch", "--exec", `${job} {batch}`], machine(JOB, { SIMJOB_CRASH_AT: "17", TMPDIR: temporary }));
     expect(run.status).toBe(4);
     expect(run.stdout).toBe("");
     expect(run.stderr).toContain(
@@ -134,6 +137,24 @@ describe("vramfit batch --exec", () => {
         '    File "train.py", line 40, in <module>\n' +
         "  RuntimeError: CUDA error: an illegal memory access was encountered\n",
     );
+    const kept = /\nthe runs' logs are kept in (\S+)\n/.exec(run.stderr)?.[1];
+    expect(kept?.startsWith(join(temporary, "vramfit-exec-"))).toBe(true);
+    expect(readFileSync(join(kept!, "batch-17.stderr.log"), "utf8")).toContain("an illegal memory access");
+  });
+
+  it("keeps the last 4 MiB of a job's output, saying how much it dropped (a job printing without end fills no disk)", async () => {
+    const logDir = join(scratch, "logs-capped");
+    const spew = `head -c 12000000 /dev/zero | tr '\\0' y >&2; echo THE-END >&2; ${job} {batch}`;
+    const { status, json } = await runJson(["check", "--exec", spew, "--batch", "2", "--log-dir", logDir], machine(JOB));
+    expect(status).toBe(0);
+    const log = join(logDir, "batch-2.stderr.log");
+    const text = readFileSync(log, "latin1");
+    const dropped = 12_000_000 + "THE-END\n".length - 4 * MiB;
+    expect(text.split("\n")[0]).toBe(`[vramfit: the first ${dropped} bytes of this output were dropped; the last ${4 * MiB} follow]`);
+    expect(statSync(log).size).toBe(text.split("\n")[0]!.length + 1 + 4 * MiB);
+    expect(text.endsWith("yyyTHE-END\n")).toBe(true);
+    expect(existsSync(`${log}.1`)).toBe(false);
+    expect(json).toMatchObject({ logDir, run: { logs: { stderr: log, droppedBytes: { stdout: 0, stderr: dropped } } } });
   });
 
   it("holds the device's lock for the whole search: a probe on the same GPU waits", async () => {

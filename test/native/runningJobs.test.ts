@@ -1,6 +1,7 @@
 // findMaxBatchByRunning and checkByRunning in this process, running the simulated training job
 // (test/job/sim-job.c) on a simulated machine whose ledger this process and the jobs share.
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { VramfitError } from "../../src/errors.js";
@@ -79,7 +80,8 @@ describe("findMaxBatchByRunning(command) on the simulator", () => {
 
   it("reports every field of the JSON contract, with the calibration and each run's peak", async () => {
     const description: SimJob = { fixedBytes: GiB, perSampleBytes: 256 * MiB, printPeak: true };
-    const result: JobBatchResult = await findMaxBatchByRunning(`${job} {batch}`, { device: 0, env: env(description) });
+    const logDir = mkdtempSync(join(tmpdir(), "vramfit-job-logs-"));
+    const result: JobBatchResult = await findMaxBatchByRunning(`${job} {batch}`, { device: 0, env: env(description), logDir });
     const truth = trueMaxBatch(description, free(0), SIMULATOR);
     expect(result).toMatchObject({ batchSize: truth, source: "job", method: "calibration", budgetBytes: free(0), memorySource: "nvml" });
     expect(result.runs).toBe(result.trace.length);
@@ -99,7 +101,8 @@ describe("findMaxBatchByRunning(command) on the simulator", () => {
     expect(result.trace.at(-1)).toMatchObject({ outOfMemory: "PyTorch" });
     expect(result.elapsedMs).toBeGreaterThan(0);
     expect(result.device?.uuid).toMatch(/^GPU-/);
-    // Each run's output is kept.
+    // Each run's output is kept, where asked.
+    expect(result.logDir).toBe(logDir);
     expect(readFileSync(join(result.logDir!, "batch-1.stdout.log"), "utf8")).toBe(`step 1 done\nVRAMFIT_PEAK_BYTES=${requestedBytes(description, 1)}\n`);
     expect(readFileSync(join(result.logDir!, `batch-${truth + 1}.stderr.log`), "utf8")).toMatch(/torch\.OutOfMemoryError: CUDA out of memory/);
   });
@@ -146,9 +149,13 @@ describe("what a run's output means", () => {
     const error = await findMaxBatchByRunning("echo VRAMFIT_PEAK_BYTES=$(( {batch} * 100000000000000 ))", { device: 0, env: process.env }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(VramfitError);
     expect(error).toMatchObject({ code: "ERR_JOB_UNMEASURED" });
-    expect((error as Error).message).toBe(
+    const [message, logs] = (error as Error).message.split("\n");
+    expect(message).toBe(
       `batch 1: the job reported a peak of 100000000000000 bytes (VRAMFIT_PEAK_BYTES), more than the device's ${DEVICES[0]!.totalBytes}: print the bytes this GPU used (torch.cuda.max_memory_reserved())`,
     );
+    // A failed search keeps its temporary logs, and says where.
+    const kept = /^the runs' logs are kept in (\S+)$/.exec(logs ?? "")?.[1];
+    expect(readFileSync(join(kept!, "batch-1.stdout.log"), "utf8")).toBe("VRAMFIT_PEAK_BYTES=100000000000000\n");
   });
 
   it("a log directory that cannot be made (under /proc) is refused at once, not spun on (issue 25)", async () => {

@@ -84,3 +84,12 @@ describe("elapsedMs (issue 25, item 10)", () => {
     expect(String(result.elapsedMs)).toMatch(/^\d+(\.\d{1,2})?$/);
   });
 });
+
+describe("--exec's run lines (issue 25, item 10)", () => {
+  it("stay aligned past batch 999,999: the verdict and the peak start in the same column at any batch up to nine digits", async () => {
+    const { describeRun } = await import("../../src/cli/execCommand.js");
+    const line = (batch: number) => describeRun({ batch, fits: true, peakBytes: 2 ** 30, peakSource: "job", seconds: 0.5, exitCode: 0 }, 1);
+    const columns = [1, 999_999, 1_234_567, 123_456_789].map((batch) => [line(batch).indexOf("fits"), line(batch).indexOf("peak")]);
+    expect(new Set(columns.map(String)).size).toBe(1);
+  });
+});
