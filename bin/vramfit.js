@@ -63,19 +63,28 @@ function cachePath() {
 }
 
 /**
- * Writes this build's cache, and removes caches written over a month ago (other versions, other
- * Nodes; one still in use is written again on its next start). One that cannot be written is
- * only slower.
+ * At most this many caches are kept (about 3 MB each): every build × command makes one, so a
+ * checkout rebuilt all day would otherwise fill the directory (docs/install.md, "Files vramfit writes").
+ */
+const MAX_CACHES = 16;
+
+/**
+ * Writes this build's cache, and prunes: caches written over a month ago go (other versions, other
+ * Nodes; one still in use is written again on its next start), and beyond MAX_CACHES the oldest.
+ * Only `cli-*.v8cache` files are touched. One that cannot be written is only slower.
  */
 function saveCache(path, data) {
   try {
     const dir = dirname(path);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const monthAgo = Date.now() - 30 * 24 * 3600 * 1000;
-    for (const name of readdirSync(dir)) {
-      const file = join(dir, name);
-      if (name.startsWith("cli-") && statSync(file).mtimeMs < monthAgo) rmSync(file, { force: true });
-    }
+    const caches = readdirSync(dir)
+      .filter((name) => name.startsWith("cli-") && name.endsWith(".v8cache"))
+      .map((name) => ({ file: join(dir, name), mtimeMs: statSync(join(dir, name)).mtimeMs }))
+      .sort((a, b) => b.mtimeMs - a.mtimeMs);
+    caches.forEach(({ file, mtimeMs }, newer) => {
+      if (mtimeMs < monthAgo || newer >= MAX_CACHES - 1) rmSync(file, { force: true });
+    });
     const temporary = `${path}.${process.pid}`;
     writeFileSync(temporary, data, { mode: 0o600 });
     renameSync(temporary, path);

@@ -1,6 +1,6 @@
 // bin/vramfit.js: runs the bundled CLI (dist/cli/vramfit.cjs) through V8's code cache, kept per
 // bundle build, command and Node binary in $XDG_CACHE_HOME/vramfit. A cache it cannot use or write only costs time.
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -59,5 +59,23 @@ describe("bin/vramfit.js and its code cache", () => {
     const run = await runCli(ARGS, { XDG_CACHE_HOME: blocked });
     expect(run.stderr).toBe("");
     expect(answer(run.stdout)).toMatchObject({ batchSize: 60 });
+  });
+
+  it("keeps at most 16 caches, the newest (one per build × command would grow without bound), and touches nothing else there", async () => {
+    const cacheHome = mkdtempSync(join(tmpdir(), "vramfit-cache-"));
+    const dir = join(cacheHome, "vramfit");
+    mkdirSync(dir);
+    const old = Array.from({ length: 30 }, (_, i) => `cli-${i.toString(16).padStart(16, "0")}-batch-v20.0.0-x64-0.v8cache`);
+    old.forEach((name, i) => {
+      writeFileSync(join(dir, name), "stale");
+      utimesSync(join(dir, name), new Date(Date.now() - (100 - i) * 1000), new Date(Date.now() - (100 - i) * 1000)); // the last written is the newest
+    });
+    writeFileSync(join(dir, "notes.txt"), "not a cache");
+    await runCli(["models"], { XDG_CACHE_HOME: cacheHome });
+    const left = readdirSync(dir);
+    expect(left.filter((name) => name.endsWith(".v8cache"))).toHaveLength(16);
+    expect(left).toContain("notes.txt");
+    expect(left.some((name) => name.startsWith(`cli-${bundleHash}-models-`))).toBe(true);
+    expect(left).toEqual(expect.arrayContaining(old.slice(-15)));
   });
 });
