@@ -8,7 +8,9 @@
 // GLIBC_2.28 and no GLIBCXX_/CXXABI_ (scripts/prebuild-check.mjs), and it loads: the x64 one in
 // this Node, the arm64 one in an arm64 Node under qemu-aarch64-static where that is installed.
 // The simulated driver (libcudasim.so) is built alongside for each arch
-// (build/prebuild-<arch>/Release), for test/package/prebuilds.test.ts; it is not packed. Incremental: a second run rebuilds what changed.
+// (build/prebuild-<arch>/Release), for test/package/prebuilds.test.ts; it is not packed. The
+// simulated GPU's libraries (native/stubs: libcudart, libcublas, libcublasLt, libcudnn, libcuda for
+// CUDA 13 and 12) and their libsimgpu.so are packed, in prebuilds/<platform>/stubs, under the same floor. Incremental: a second run rebuilds what changed.
 //   node scripts/prebuild.mjs [--arch x64,arm64]
 // Needs root, debootstrap and Debian's archive the first time (the root is cached outside the clone).
 // Exit status: 0 built and checked; 1 a build or a check failed; 3 this machine cannot make the root.
@@ -111,8 +113,9 @@ function compile(rootPath, arch) {
     ].join("\n"),
   );
   const cmakeJs = createRequire(join(root, "package.json")).resolve("cmake-js/bin/cmake-js");
-  // The addon, and the simulated driver the gate test measures through it (not its NVML or legacy variants).
-  for (const name of ["vramfit", "cudasim"]) {
+  // The addon, the simulated driver the gate test measures through it (not its NVML or legacy variants),
+  // and the simulated GPU's libraries a PyTorch job loads (`--exec … --gpu ID`, native/stubs/stubs.cmake).
+  for (const name of ["vramfit", "cudasim", "simulated_gpu_stubs"]) {
     const args = [
       cmakeJs,
       "compile",
@@ -149,13 +152,35 @@ export function loadCheck(rootPath, arch, file) {
   return { loaded: true };
 }
 
+/** The CUDA majors the simulated GPU's libraries are built for: one loader folder each (stubs/cuda<major>). */
+export const STUB_MAJORS = [13, 12];
+
+/**
+ * Copies the simulated GPU's libraries next to the prebuild: stubs/cuda<major>/ (the loader folder
+ * src/job/simulatedGpu.ts preloads from) and libsimgpu.so two folders above them, where their RPATH
+ * ($ORIGIN/../..) finds it, as in build/Release. Returns the copied files, relative to `folder`.
+ */
+function shipStubs(arch, folder) {
+  const built = join(buildDir(arch), "Release");
+  const files = ["libsimgpu.so", ...STUB_MAJORS.flatMap((major) => readdirSync(join(built, "stubs", `cuda${major}`)).sort().map((name) => join("stubs", `cuda${major}`, name)))];
+  for (const file of files) {
+    mkdirSync(dirname(join(folder, file)), { recursive: true });
+    copyFileSync(join(built, file), join(folder, file));
+  }
+  return files;
+}
+
 function prebuild(rootPath, arch, sources) {
   const built = compile(rootPath, arch);
   const destination = join(root, "prebuilds", `linux-${arch}`, "vramfit.node");
   mkdirSync(dirname(destination), { recursive: true });
   copyFileSync(built, destination);
-  const violations = floorViolations(destination);
-  if (violations.length > 0) throw new Error(`${relative(root, destination)}: ${violations.join("; ")}`);
+  const stubs = shipStubs(arch, dirname(destination));
+  // The same floor for every shipped library: a job's process loads the stubs beside its own glibc.
+  for (const file of [destination, ...stubs.map((f) => join(dirname(destination), f))]) {
+    const violations = floorViolations(file);
+    if (violations.length > 0) throw new Error(`${relative(root, file)}: ${violations.join("; ")}`);
+  }
   const { glibcMax } = symbolRequirements(destination);
   const load = loadCheck(rootPath, arch, destination);
   if (load.error) throw new Error(`${relative(root, destination)} does not load: ${load.error}`);
@@ -170,11 +195,15 @@ function prebuild(rootPath, arch, sources) {
     napi: 8,
     compiler: `g++ ${compilerVersion} (Debian ${BUILD_ROOT.suite}), libstdc++ and libgcc linked statically`,
     sources,
+    // The simulated GPU's libraries (same floor), relative to this folder.
+    simulatedGpu: stubs,
   };
   writeFileSync(join(dirname(destination), "vramfit.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   const size = statSync(destination).size;
   const loaded = load.loaded ? "loads" : `not loaded here: ${load.skipped}`;
   console.log(`prebuild: ${relative(root, destination)}: ${(size / 1024).toFixed(0)} KiB, needs glibc ≥ ${glibcMax}, no GLIBCXX_/CXXABI_; ${loaded}`);
+  const stubBytes = stubs.reduce((sum, f) => sum + statSync(join(dirname(destination), f)).size, 0);
+  console.log(`prebuild: ${relative(root, dirname(destination))}: the simulated GPU's ${stubs.length} libraries (stubs/cuda${STUB_MAJORS.join(", cuda")}, libsimgpu.so), ${(stubBytes / 1024).toFixed(0)} KiB, none above GLIBC_${GLIBC_FLOOR}`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -65,3 +65,10 @@ foreach(major 13 12)
   endforeach()
   target_link_options(cuda_driver_stub${major} PRIVATE "LINKER:-soname,libcuda.so.1" "LINKER:--version-script=${SIM}/exports.map")
 endforeach()
+
+# Every library a job loads on the simulated GPU, both CUDA majors, in one target: what the prebuilds
+# build and ship (scripts/prebuild.mjs) beside libsimgpu.so, which the stubs find two folders up.
+add_custom_target(simulated_gpu_stubs)
+foreach(major 13 12)
+  add_dependencies(simulated_gpu_stubs cudart_stub${major} cublas_stub${major} cublaslt_stub${major} cudnn_stub${major} cuda_driver_stub${major})
+endforeach()

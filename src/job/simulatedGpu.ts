@@ -61,10 +61,16 @@ function stubSonames(major: number): string[] {
   return ["libcuda.so.1", `libcudart.so.${major}`, `libcublasLt.so.${major}`, `libcublas.so.${major}`, "libcudnn.so.9"];
 }
 
-/** Where the built stubs are: VRAMFIT_STUBS_DIR (its cuda<major> folder), else the build's. */
+/**
+ * Where the stubs for CUDA `major` are: VRAMFIT_STUBS_DIR's cuda<major> folder when set; else the
+ * first that holds them of this build's (a source build) and the prebuild's (an installed package,
+ * scripts/prebuild.mjs), in the order the addon is looked for (src/native/binding.ts); else the
+ * build's, which the caller names in its error.
+ */
 export function stubsDirectory(major: number, env: NodeJS.ProcessEnv = process.env): string {
-  const root = env.VRAMFIT_STUBS_DIR !== undefined && env.VRAMFIT_STUBS_DIR !== "" ? env.VRAMFIT_STUBS_DIR : join(packageRoot, "build", "Release", "stubs");
-  return join(root, `cuda${major}`);
+  if (env.VRAMFIT_STUBS_DIR !== undefined && env.VRAMFIT_STUBS_DIR !== "") return join(env.VRAMFIT_STUBS_DIR, `cuda${major}`);
+  const candidates = [join(packageRoot, "build", "Release", "stubs"), join(packageRoot, "prebuilds", `${process.platform}-${process.arch}`, "stubs")].map((dir) => join(dir, `cuda${major}`));
+  return candidates.find((dir) => existsSync(join(dir, `libcudart.so.${major}`))) ?? candidates[0]!;
 }
 
 interface TorchLocation {

@@ -65,6 +65,50 @@ describe("every packed .node: nothing above GLIBC_2.28, no GLIBCXX_ or CXXABI_ (
   });
 });
 
+// --- The simulated GPU's libraries (native/stubs), shipped beside each prebuild --------------------
+
+/** What each prebuild folder carries for `--exec … --gpu ID` on a machine with no GPU (scripts/prebuild.mjs). */
+const STUB_FILES = ["libsimgpu.so", ...[13, 12].flatMap((major) => [`libcublas.so.${major}`, `libcublasLt.so.${major}`, "libcuda.so.1", `libcudart.so.${major}`, "libcudnn.so.9"].map((name) => `stubs/cuda${major}/${name}`))];
+
+describe("the simulated GPU's libraries ship in the prebuilds", () => {
+  it.skipIf(!found.ready || !objdump)(titled("each arch carries the stubs of CUDA 13 and 12 and libsimgpu.so, with their sonames, none above GLIBC_2.28", found), () => {
+    for (const arch of PREBUILT_ARCHES) {
+      const folder = `prebuilds/linux-${arch}`;
+      const shipped = packed.filter((f) => f.startsWith(`${folder}/`) && !/\/vramfit\.(node|json)$/.test(f)).map((f) => f.slice(folder.length + 1)).sort();
+      expect(shipped, folder).toEqual([...STUB_FILES].sort());
+      const manifest = JSON.parse(readFileSync(join(root, folder, "vramfit.json"), "utf8")) as { simulatedGpu: string[] };
+      expect([...manifest.simulatedGpu].sort()).toEqual([...STUB_FILES].sort());
+      for (const file of STUB_FILES) {
+        const path = join(root, folder, file);
+        expect(floorViolations(path), `${folder}/${file}`).toEqual([]);
+        // The loader matches a preloaded library to torch's DT_NEEDED by soname: the file's name (libsimgpu.so's own).
+        const soname = spawnSync("objdump", ["-p", path], { encoding: "utf8" }).stdout.match(/SONAME\s+(\S+)/)?.[1];
+        expect(soname, `${folder}/${file}`).toBe(file.split("/").pop());
+      }
+    }
+  });
+
+  const cudaPython = process.env.VRAMFIT_TORCH_CUDA_PYTHON;
+  const noTorch = cudaPython === undefined || cudaPython === "" ? { ready: false as const, reason: "VRAMFIT_TORCH_CUDA_PYTHON is unset (source .ci/python-envs.sh)" } : found;
+  it.skipIf(!noTorch.ready)(titled("the unpacked package (no build/) runs a PyTorch step on a simulated H100 with the prebuild's stubs", noTorch), () => {
+    const unpacked = join(scratch, "unpacked");
+    mkdirSync(unpacked);
+    expect(spawnSync("tar", ["xzf", tarball, "-C", unpacked], { encoding: "utf8" }).status).toBe(0);
+    const pkg = join(unpacked, "package");
+    const job = `${cudaPython} ${join(root, "test", "fixtures", "simulated", "mlp_step.py")}`;
+    const run = spawnSync(process.execPath, [join(pkg, "bin", "vramfit.js"), "check", "--exec", job, "--batch", "1", "--gpu", "H100-80GB", "--python", cudaPython!, "--json"], {
+      cwd: scratch,
+      env: { PATH: process.env.PATH ?? "", HOME: scratch, XDG_CACHE_HOME: join(scratch, "cache-unpacked") },
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const answer = JSON.parse(run.stdout) as { source: string; fits: boolean; simulation: { gpu: string } };
+    expect(answer).toMatchObject({ source: "simulated-gpu", fits: true, simulation: { gpu: "H100-80GB" } });
+    // No build/ in a package: the stubs it ran on can only be the prebuild's (a missing folder is refused before any run).
+    expect(spawnSync("ls", [join(pkg, "build")]).status).not.toBe(0);
+  }, 180_000);
+});
+
 // --- Debian bullseye (glibc 2.31), x64 -----------------------------------------------------------
 
 /**
