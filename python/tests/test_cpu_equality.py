@@ -57,6 +57,8 @@ CASES = [
     ("ViT", ["--hf-config", os.path.join(CONFIGS, "tiny-vit.json")]),
     ("ViT, checkpointing", ["--hf-config", os.path.join(CONFIGS, "tiny-vit.json"), "--checkpointing"]),
     ("CNN (resnet)", ["--hf-config", os.path.join(CONFIGS, "tiny-resnet.json"), "--image", "32"]),
+    # torch.utils.checkpoint around each block (sources.blocks_of: torchvision's eight BasicBlocks).
+    ("CNN (torchvision resnet18), checkpointing", ["--torchvision", "resnet18", "--image", "32", "--checkpointing"]),
 ]
 
 

@@ -19,7 +19,7 @@ def resolve(options, real=False):
     elif options.torchvision or options.timm:
         from . import vision_source
 
-        workload = vision_source.build(options, dtype)
+        workload = vision_source.build(options, dtype, "cpu" if real else "meta")
     else:
         from . import torch_source
 
@@ -29,7 +29,7 @@ def resolve(options, real=False):
 
         lora.apply(workload, options)
     if options.checkpointing:
-        enable_checkpointing(workload.model)
+        enable_checkpointing(workload.model, workload.name)
     meta_model = workload.model
 
     def build(device):
@@ -46,10 +46,56 @@ def resolve(options, real=False):
     return build, workload.environment
 
 
-def enable_checkpointing(model):
-    """Hugging Face's gradient checkpointing where the model has it, else torch.utils.checkpoint around each child."""
-    kwargs = {"use_reentrant": False, "preserve_rng_state": False}  # no CUDA RNG state on a fake device
+CHECKPOINT_KWARGS = {"use_reentrant": False, "preserve_rng_state": False}  # no CUDA RNG state on a fake device
+CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList)
+
+
+def enable_checkpointing(model, name):
+    """--checkpointing: Hugging Face's gradient checkpointing where the model has it (its own rule: each decoder or
+    encoder layer), else torch.utils.checkpoint around each of the model's blocks (checkpoint_blocks)."""
     if hasattr(model, "gradient_checkpointing_enable") and getattr(model, "supports_gradient_checkpointing", False):
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=dict(CHECKPOINT_KWARGS))
         return
-    raise TraceError("--checkpointing: this model has no gradient_checkpointing_enable (only Hugging Face models do)")
+    if not checkpoint_blocks(model):
+        raise TraceError(f"--checkpointing: {name} has no blocks to checkpoint (modules with layers of their own inside an "
+                         "nn.Sequential or nn.ModuleList): call torch.utils.checkpoint in your model's forward and trace "
+                         "without --checkpointing")
+
+
+def blocks_of(model):
+    """The model's blocks, the rule docs/trace-format.md states: every module that sits in a plain nn.Sequential or
+    nn.ModuleList and has layers of its own (ResNet's BasicBlocks and Bottlenecks, a ViT's encoder blocks, timm's
+    stages' blocks), the outermost such; a plain container inside a container is looked into, and a block's insides are
+    not (one checkpoint per block, never nested)."""
+    found = []
+
+    def visit(module, in_container):
+        for child in module.children():
+            if type(child) in CONTAINERS:
+                visit(child, True)
+            elif in_container and next(child.children(), None) is not None:
+                found.append(child)
+            else:
+                visit(child, False)
+
+    visit(model, type(model) in CONTAINERS)
+    return found
+
+
+def _checkpointed_forward(self, *args, **kwargs):
+    # The class's own forward, recomputed in backward. Bound to the module (types.MethodType), so copy.deepcopy of
+    # the model rebinds it to each copy's block.
+    return torch.utils.checkpoint.checkpoint(type(self).forward, self, *args, **CHECKPOINT_KWARGS, **kwargs)
+
+
+def checkpoint_blocks(model):
+    """Wraps each block's forward in non-reentrant torch.utils.checkpoint, as a training script that checkpoints every
+    block does; returns how many."""
+    import types
+
+    import torch.utils.checkpoint  # noqa: F401
+
+    blocks = blocks_of(model)
+    for block in blocks:
+        block.forward = types.MethodType(_checkpointed_forward, block)
+    return len(blocks)

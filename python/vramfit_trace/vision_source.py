@@ -8,7 +8,8 @@ from .torchvision_import import import_torchvision
 from .workload import Workload
 
 
-def build(options, dtype):
+def build(options, dtype, init_device="meta"):
+    """The model on the meta device (no memory, no initialisation; "cpu" for a real step), its inputs and loss."""
     if options.torchvision:
         torchvision = import_torchvision()
         if torchvision is None:
@@ -16,7 +17,7 @@ def build(options, dtype):
         name = options.torchvision
         if name not in torchvision.models.list_models():
             raise TraceError(f"--torchvision: {name!r} is not a torchvision model (torchvision.models.list_models())")
-        with torch.device("meta"):
+        with torch.device(init_device):
             model = torchvision.models.get_model(name, weights=None)
         environment = {"torchvision": torchvision.__version__}
         source, default_size = "torchvision", 224
@@ -29,7 +30,7 @@ def build(options, dtype):
         name = options.timm
         if not timm.is_model(name):
             raise TraceError(f"--timm: {name!r} is not a timm model (timm.list_models())")
-        with torch.device("meta"):
+        with torch.device(init_device):
             model = timm.create_model(name, pretrained=False)
         environment = {"timm": timm.__version__}
         source = "timm"
