@@ -1,4 +1,5 @@
 // A traced step as a MemoryPlan: the events' storages as tensors live over fine phases, so every evaluator replays the trace's own order.
+import { BLAS_WORKSPACE_PREFIX } from "../plan/blasWorkspace.js";
 import type { MemoryPlan, PlannedTensor } from "../plan/memoryPlan.js";
 import type { StepTrace } from "./traceFile.js";
 
@@ -65,15 +66,22 @@ export function tracePlan(trace: StepTrace): MemoryPlan {
   };
 }
 
-/** The workspaces the trace cannot see, as tensors of the step (category `workspace`, fixed bytes). */
+/**
+ * The workspaces the trace cannot see, as tensors of the step (category `workspace`, fixed bytes),
+ * named as a planned model's (plan/blasWorkspace.ts: one per thread's handle, the Python thread's
+ * then autograd's), so that whatever leaves cuBLAS's workspaces out of a comparison leaves these
+ * out too. Only what `charged` lists: the events hold everything else, and the CUDA context is the
+ * target's, charged by the fit as for every workload (its job context), never by the trace.
+ */
 function workspaceCharges(trace: StepTrace): PlannedTensor[] {
   const charges: PlannedTensor[] = [];
-  // One cuBLAS workspace per handle and stream: training has two, the autograd engine's device thread has its own handle.
+  const threads = ["forward", "backward"];
   const workspaces = trace.charged.cublasWorkspaces ?? 1;
   for (let i = 0; i < workspaces && (trace.charged.cublasWorkspaceBytes ?? 0) > 0; i++) {
-    charges.push({ name: `charged.cublas_workspace.${i}`, category: "workspace", fixedBytes: trace.charged.cublasWorkspaceBytes!, perSampleBytes: 0 });
+    charges.push({ name: `${BLAS_WORKSPACE_PREFIX}.${threads[i] ?? i}`, category: "workspace", fixedBytes: trace.charged.cublasWorkspaceBytes!, perSampleBytes: 0 });
   }
-  if ((trace.charged.cublasLtWorkspaceBytes ?? 0) > 0) charges.push({ name: "charged.cublaslt_workspace", category: "workspace", fixedBytes: trace.charged.cublasLtWorkspaceBytes!, perSampleBytes: 0 });
+  // A cuBLASLt workspace of its own only where the writer says PyTorch keeps one (TORCH_CUBLASLT_UNIFIED_WORKSPACE=0).
+  if ((trace.charged.cublasLtWorkspaceBytes ?? 0) > 0) charges.push({ name: "cublaslt.workspace", category: "workspace", fixedBytes: trace.charged.cublasLtWorkspaceBytes!, perSampleBytes: 0 });
   return charges;
 }
 

@@ -98,6 +98,29 @@ describe("--trace FILE as a workload", () => {
     expect(withoutTime(run.stdout.trimEnd())).toBe(withoutTime(block.slice(2).join("\n")));
   });
 
+  it("charges what the trace cannot see once each: its cuBLAS/cuBLASLt workspaces, and the target's context as for any workload", async () => {
+    type Planned = { totalBytes: number; breakdown: { workspace: number; context: number } };
+    const planOf = async (trace: Record<string, unknown>, extra: string[] = []) => {
+      const file = join(scratch, `charged-${Math.random().toString(36).slice(2)}.json`);
+      writeFileSync(file, JSON.stringify(trace));
+      const run = await runJson<Planned>(["plan", "--trace", file, "--batch", "8", ...extra]);
+      expect(run.status).toBe(0);
+      return run.json;
+    };
+    const MiB = 2 ** 20;
+    const given = await planOf(json());
+    const bare = await planOf({ ...json(), charged: {} });
+    // hand-made.json charges one 4 MiB cuBLAS workspace and a 32 MiB cuBLASLt one: each once, nothing else.
+    expect(given.breakdown.workspace - bare.breakdown.workspace).toBe(4 * MiB + 32 * MiB);
+    // The context is the target's (vramfit's job context, docs/memory-model.md), not the trace's.
+    expect(given.breakdown.context).toBe(512 * MiB);
+    // A writer that measured its job's context replaces that estimate rather than adding to it; --job-context wins.
+    const measured = await planOf({ ...json(), charged: { ...(json().charged as object), contextBytes: 300 * MiB } });
+    expect(measured.breakdown.context).toBe(300 * MiB);
+    expect(given.totalBytes - measured.totalBytes).toBe(212 * MiB);
+    expect((await planOf({ ...json(), charged: { contextBytes: 300 * MiB } }, ["--job-context", "100MiB"])).breakdown.context).toBe(100 * MiB);
+  });
+
   it("a trace whose events did not line up answers at its one batch only", async () => {
     const single = json();
     single.affine = false;
