@@ -11,6 +11,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
 const SECTIONS = ["commands", "api", "native", "search", "modelMiss", "jobRuns"];
+/** Sections run only when --sections names them: they need more than the build outputs. */
+const OPTIONAL_SECTIONS = ["trace"];
 const USAGE = `usage: node scripts/bench.mjs [--sections LIST] [--runs N] [--quick] [--json] [--out FILE]
 
 Times what users call, on the build outputs (run \`npm run build\` first), and counts probes.
@@ -27,8 +29,12 @@ Sections (all by default; --sections takes a comma-separated list):
   modelMiss  the same on a simulator that rounds to 4 MiB, which the model (2 MiB) does not know
   jobRuns    runs of a real (simulated) job per answer: vramfit --exec against other searches
              (scripts/bench-jobs.mjs)
+Only when named (--sections trace):
+  trace      the step tracer (vramfit trace, scripts/bench-trace.mjs): Llama-2-7B and 70B at seq
+             2048 uncached, the 7B again from the trace cache, the one-time compile; wall and CPU
+             time, host memory, against issue 19's goals (needs VRAMFIT_TORCH_CPU_PYTHON; minutes)
 Options:
-  --sections LIST  which sections to run (${SECTIONS.join(",")})
+  --sections LIST  which sections to run (${[...SECTIONS, ...OPTIONAL_SECTIONS].join(",")})
   --runs N         runs of each command (default 9; 3 with --quick)
   --quick          fewer runs, calls and cases (what test/cli/bench.test.ts runs)
   --json           print the JSON report instead of the tables
@@ -67,8 +73,8 @@ if (args.help) {
 const quick = args.quick;
 const sections = args.sections === undefined ? SECTIONS : args.sections.split(",").map((x) => x.trim());
 for (const section of sections) {
-  if (!SECTIONS.includes(section)) {
-    process.stderr.write(`bench: --sections: no section "${section}" (known: ${SECTIONS.join(", ")})\n`);
+  if (!SECTIONS.includes(section) && !OPTIONAL_SECTIONS.includes(section)) {
+    process.stderr.write(`bench: --sections: no section "${section}" (known: ${[...SECTIONS, ...OPTIONAL_SECTIONS].join(", ")})\n`);
     process.exit(2);
   }
 }
@@ -508,6 +514,11 @@ if (sections.includes("jobRuns")) {
   if (jobs.status !== 0) throw new Error(`bench-jobs failed (${jobs.status}): ${jobs.stderr}`);
   report.jobRuns = JSON.parse(jobs.stdout);
 }
+if (sections.includes("trace")) {
+  log("the step tracer (scripts/bench-trace.mjs)");
+  const traced = spawnSync(process.execPath, [resolve(root, "scripts", "bench-trace.mjs"), "--json"], { encoding: "utf8", maxBuffer: 64 * MiB });
+  report.trace = traced.status === 0 ? JSON.parse(traced.stdout) : { notRun: traced.stderr.trim().split("\n").at(-1) };
+}
 report.machine.loadAverageAtEnd = round(loadavg()[0], 2);
 report.elapsedSeconds = round((performance.now() - started) / 1000, 1);
 
@@ -579,6 +590,12 @@ function renderTables(r) {
     out.push(`\nruns of the real job per answer (simulated jobs, scripts/bench-jobs.mjs): runs, and → answer when it is not the largest batch that fits\n`);
     out.push(table(["gpu", "workload", "answer", ...strategies], j.rows.map((x) => [x.gpu, x.workload, x.truth, ...strategies.map((s) => `${x[s].runs}${x[s].correct ? "" : ` → ${x[s].batchSize}`}`)])));
     out.push(table(["strategy", "right", "median runs", "max runs", "total runs"], strategies.map((s) => [s, `${j.summary[s].right}/${j.summary[s].cases}`, j.summary[s].medianRuns, j.summary[s].maxRuns, j.summary[s].totalRuns])));
+  }
+  const t = r.trace;
+  if (t) {
+    out.push(`\nthe step tracer (scripts/bench-trace.mjs, ${t.python ?? "no Python"}): wall and CPU time, peak host memory; issue 19's goals judged on each\n`);
+    if (t.notRun !== undefined) out.push(`not run: ${t.notRun}\n`);
+    else out.push(table(["run", "wall s", "cpu s", "host MiB", "goal", "wall met", "cpu met", "host < 1 GiB"], t.runs.map((x) => [x.label, x.wallS, x.cpuS, x.hostPeakMiB, x.goalS === undefined ? "-" : `≤ ${x.goalS} s`, x.goalS === undefined ? "-" : x.wallMet ? "yes" : "NO", x.goalS === undefined ? "-" : x.cpuMet ? "yes" : "NO", x.hostMet ? "yes" : "NO"])));
   }
   out.push(`\n${r.elapsedSeconds} s in all\n`);
   return out.join("");

@@ -36,6 +36,9 @@ def test_tiny_llama_trace_is_affine_and_categorised(tmp_path):
     trace = json.loads(out_file.read_text())
     assert trace["format"] == "vramfit-step-trace" and trace["version"] == 1
     assert trace["affine"] is True and trace["batches"] == [2, 3, 4]
+    # What the trace cannot see, as src/plan/blasWorkspace.ts charges it on sm 9.0 (32 MiB per handle; training: the
+    # Python thread's and autograd's), cuBLASLt sharing it; no context (the target's, charged by vramfit).
+    assert trace["charged"] == {"cublasWorkspaceBytes": 32 * 2**20, "cublasWorkspaces": 2, "cublasLtWorkspaceBytes": 0}
     # hidden 64, 2 layers, vocab 256, untied: embed + head 2×256×64, per layer 4 attention (2 of them GQA-narrow) +
     # 3 MLP matrices + 2 norms, and the final norm.
     layer = 64 * 64 * 2 + 64 * 32 * 2 + 3 * 64 * 128 + 2 * 64
@@ -49,6 +52,13 @@ def test_tiny_llama_trace_is_affine_and_categorised(tmp_path):
     assert any(e[3] > 0 for e in allocs if e[5] == "activations"), "activations grow with the batch"
     again = tracer(*argv, cache=tmp_path / "cache")
     assert "cached" in again.stderr and out_file.read_text() == json.dumps(trace, separators=(",", ":")) + "\n"
+    # Answered from the cache before torch is imported: a torch that cannot be imported is never noticed.
+    poison = tmp_path / "poison" / "torch"
+    poison.mkdir(parents=True)
+    (poison / "__init__.py").write_text("raise ImportError('the cached path imported torch')\n")
+    env = dict(os.environ, PYTHONPATH=f"{poison.parent}:{PYTHON_DIR}", VRAMFIT_TRACE_CACHE=str(tmp_path / "cache"))
+    cached = subprocess.run([sys.executable, "-m", "vramfit_trace", *argv], env=env, capture_output=True, text=True, timeout=120)
+    assert cached.returncode == 0 and "cached" in cached.stderr, cached.stderr
 
 
 def test_missing_torch_names_what_to_install(tmp_path):

@@ -7,14 +7,12 @@ from .errors import FAILED, TraceError
 
 
 def main(argv):
-    # Before anything imports torch: the fake CUDA device must be registered first (fake_cuda.py says why).
+    # Nothing here imports torch: run() loads the fake CUDA device first where it traces (fake_cuda.py says why), and
+    # answers a cached trace without torch.
     try:
         from .cli import parse
 
         options = parse(argv)
-        from . import fake_cuda
-
-        fake_cuda.preload()
         from .run import run
 
         return run(options)

@@ -1,5 +1,9 @@
-"""Traces the step at three batches, fits it, writes the trace file (docs/trace-format.md); caches by inputs."""
+"""Traces the step at three batches, fits it, writes the trace file (docs/trace-format.md); caches by inputs.
+
+A trace asked for again is answered from the cache before torch is imported (the key needs only the packages'
+versions, read from their metadata): seconds of imports saved where the step itself was already traced."""
 import hashlib
+import importlib.metadata
 import json
 import os
 import platform
@@ -61,26 +65,56 @@ def cache_path(options, environment):
     return os.path.join(root, h + ".json")
 
 
-def environment_of(torch, extra):
-    env = {"python": platform.python_version(), "torch": torch.__version__, "tracer": TRACER_VERSION}
-    env.update(extra)
+# The packages each source runs on, beside torch, with the names `missing` gives them: what `environment` records.
+PACKAGES = {"transformers": "transformers", "torchvision": "torchvision", "timm": "timm", "peft": "PEFT (peft)"}
+
+
+def packages_for(options):
+    names = []
+    if options.hf_config:
+        names.append("transformers")
+    if options.torchvision:
+        names.append("torchvision")
+    if options.timm:
+        names.append("timm")
+    if options.lora_rank:
+        names.append("peft")
+    return names
+
+
+def version_of(package, label):
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        raise missing(label, package) from None
+
+
+def environment_of(options):
+    """Versions of what runs the step, from the installed packages' metadata (no import): the cache key's and the
+    trace's `environment`. A package the source needs and this Python lacks is exit 4, naming the pip line."""
+    env = {"python": platform.python_version(), "torch": version_of("torch", "PyTorch (torch)"), "tracer": TRACER_VERSION}
+    for name in packages_for(options):
+        env[name] = version_of(name, PACKAGES[name])
     return env
 
 
 def run(options):
-    torch = import_torch()
-    from . import fake_cuda
-    from .sources import resolve
-
-    fake_cuda.answer_torch_cuda(options.compute_capability)
-    source, extra = resolve(options)  # checks the source's own packages before anything runs
-    environment = environment_of(torch, extra)
+    environment = environment_of(options)
     path = cache_path(options, environment)
     if not options.no_cache and os.path.exists(path):
         with open(path) as f:
             text = f.read()
         print(f"vramfit trace: cached {path}", file=sys.stderr)
     else:
+        from . import fake_cuda
+
+        if "torch" not in sys.modules:
+            fake_cuda.preload()  # the fake CUDA device before torch (fake_cuda.py says why)
+        import_torch()
+        from .sources import resolve
+
+        fake_cuda.answer_torch_cuda(options.compute_capability)
+        source, _extra = resolve(options)
         text = json.dumps(trace(options, source, environment), separators=(",", ":")) + "\n"
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
@@ -120,8 +154,11 @@ def trace(options, source, environment):
         "affine": events is not None,
     }
     if events is None:
-        with log.recording():
-            one, _recorder, _workload = trace_batch(source, options, options.batch)
+        if options.batch in options.batches:  # traced already (the default: B1)
+            one = steps[options.batches.index(options.batch)][0]
+        else:
+            with log.recording():
+                one, _recorder, _workload = trace_batch(source, options, options.batch)
         events = single(one)
         doc["batch"] = options.batch
         doc["affineReason"] = reason
