@@ -8,8 +8,20 @@ def round_up(n):
 
 
 def shape_of(events):
-    """What must agree between batches for events to line up: everything but the bytes."""
-    return [(e[0], e[1], e[3], e[4], e[5]) if e[0] == "a" else tuple(e) for e in events]
+    """What must agree between batches for events to line up: everything but the bytes, and the order of the frees
+    within a run of frees (sorted by id). Frees between the same two allocations may come in another order at another
+    batch (Python drops a container's tensors in its own order), and their order changes nothing a replay sees: each
+    free block merges with its free neighbours whatever the order (src/step/tracePlan.ts says the same of its phases)."""
+    out = []
+    run = []
+    for e in events:
+        if e[0] == "f":
+            run.append(tuple(e))
+            continue
+        out += sorted(run, key=lambda f: f[1])
+        run = []
+        out.append((e[0], e[1], e[3], e[4], e[5]))
+    return out + sorted(run, key=lambda f: f[1])
 
 
 def fit(traces):
@@ -18,7 +30,7 @@ def fit(traces):
     (b1, e1), (b2, e2), (b3, e3) = traces
     if len(e1) != len(e2) or len(e1) != len(e3):
         return None, f"the step made {len(e1)}, {len(e2)} and {len(e3)} events at batches {b1}, {b2}, {b3}"
-    s1, s2, s3 = shape_of(e1), shape_of(e2), shape_of(e3)
+    s1, s2, s3 = shape_of(e1), shape_of(e2), shape_of(e3)  # position k is the same event at each batch
     for k, (x, y, z) in enumerate(zip(s1, s2, s3)):
         if x != y or x != z:
             return None, f"event {k} differs between batches {b1}, {b2}, {b3}: {x} / {y} / {z}"
