@@ -1,4 +1,5 @@
 // The MemoryPlan: a workload as named tensors whose sizes are affine in the batch size.
+import { tensorColumns } from "./tensorColumns.js";
 
 /** The categories of device memory a workload needs (DESIGN.md, "The memory model"). */
 export const CATEGORIES = [
@@ -103,14 +104,16 @@ export function phaseTotals(plan: MemoryPlan): readonly Readonly<{ fixedBytes: n
   if (cached !== undefined && cached.phases === phasesOf(plan).length) return cached.totals;
   // Differences at each tensor's first phase and after its last, summed once: O(tensors + phases).
   const phases = phasesOf(plan).length;
-  const fixed = new Array<number>(phases + 1).fill(0);
-  const perSample = new Array<number>(phases + 1).fill(0);
-  for (const t of plan.tensors) {
-    const [first, last] = liveRange(plan, t);
-    fixed[first]! += t.fixedBytes;
-    fixed[last + 1]! -= t.fixedBytes;
-    perSample[first]! += t.perSampleBytes;
-    perSample[last + 1]! -= t.perSampleBytes;
+  const columns = tensorColumns(plan, phases);
+  const fixed = new Float64Array(phases + 1);
+  const perSample = new Float64Array(phases + 1);
+  for (let i = 0; i < columns.fixedBytes.length; i++) {
+    const first = columns.firstPhase[i]!;
+    const end = columns.lastPhase[i]! + 1;
+    fixed[first]! += columns.fixedBytes[i]!;
+    fixed[end]! -= columns.fixedBytes[i]!;
+    perSample[first]! += columns.perSampleBytes[i]!;
+    perSample[end]! -= columns.perSampleBytes[i]!;
   }
   const totals: { fixedBytes: number; perSampleBytes: number }[] = [];
   let f = 0;
@@ -132,13 +135,14 @@ const totalsByPlan = new WeakMap<readonly PlannedTensor[], { phases: number; tot
  */
 export function phaseBytes(plan: MemoryPlan, batch: number, allocate: (bytes: number) => number = (bytes) => bytes): number[] {
   const phases = phasesOf(plan).length;
-  const delta = new Array<number>(phases + 1).fill(0);
-  for (const t of plan.tensors) {
-    const bytes = t.fixedBytes + t.perSampleBytes * batch;
+  const columns = tensorColumns(plan, phases);
+  const delta = new Float64Array(phases + 1);
+  for (let i = 0; i < columns.fixedBytes.length; i++) {
+    const bytes = columns.fixedBytes[i]! + columns.perSampleBytes[i]! * batch;
     if (bytes <= 0) continue;
     const taken = allocate(bytes);
-    delta[t.firstPhase ?? 0]! += taken;
-    delta[(t.lastPhase ?? phases - 1) + 1]! -= taken;
+    delta[columns.firstPhase[i]!]! += taken;
+    delta[columns.lastPhase[i]! + 1]! -= taken;
   }
   const live: number[] = [];
   let running = 0;

@@ -2,8 +2,9 @@
 import { VramfitError } from "../errors.js";
 import type { Workload } from "../workload/workload.js";
 import { buildPlan } from "./buildPlan.js";
-import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
+import { phasesOf, type MemoryPlan, type PlannedTensor } from "./memoryPlan.js";
 import { resolveSetup, type RunSetup } from "./setup.js";
+import { tensorColumns } from "./tensorColumns.js";
 
 /**
  * How many tensors the kept plans may hold in all. `gpus --fit` asks for the same variants
@@ -40,11 +41,13 @@ function hashStep(plan: MemoryPlan): number {
     hash = Math.imul(hash ^ (value >>> 0), 0x01000193);
     hash = Math.imul(hash ^ Math.floor(value / 2 ** 32), 0x01000193);
   };
-  for (const t of plan.tensors) {
-    mix(t.fixedBytes);
-    mix(t.perSampleBytes);
-    mix(t.firstPhase ?? -1);
-    mix(t.lastPhase ?? -1);
+  // From the columns every answer reads next (made here once, not again for the phase totals and the step's order).
+  const columns = tensorColumns(plan, phasesOf(plan).length);
+  for (let i = 0; i < columns.fixedBytes.length; i++) {
+    mix(columns.fixedBytes[i]!);
+    mix(columns.perSampleBytes[i]!);
+    mix(columns.firstPhase[i]!);
+    mix(columns.lastPhase[i]!);
   }
   return hash >>> 0;
 }
@@ -54,6 +57,7 @@ function sameStep(a: readonly PlannedTensor[], b: readonly PlannedTensor[]): boo
   for (let i = 0; i < a.length; i++) {
     const x = a[i]!;
     const y = b[i]!;
+    if (x === y) continue; // the same tensor: setups share their timeline (src/plan/timelineCache.ts)
     if (x.fixedBytes !== y.fixedBytes || x.perSampleBytes !== y.perSampleBytes || x.firstPhase !== y.firstPhase || x.lastPhase !== y.lastPhase) return false;
     if (x.name !== y.name || x.category !== y.category) return false;
   }

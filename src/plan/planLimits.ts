@@ -13,14 +13,16 @@ export function checkPlanBytes(plan: MemoryPlan): void {
   let fixed = 0;
   let perSample = 0;
   let largest = plan.tensors[0];
-  for (const t of [...plan.tensors, ...(plan.host?.tensors ?? [])]) {
-    if (!Number.isSafeInteger(t.fixedBytes) || !Number.isSafeInteger(t.perSampleBytes) || t.fixedBytes < 0 || t.perSampleBytes < 0) {
-      const bytes = Number.isSafeInteger(t.perSampleBytes) && t.perSampleBytes >= 0 ? `${t.fixedBytes.toPrecision(3)} bytes` : `${t.perSampleBytes.toPrecision(3)} bytes per sample`;
-      throw tooLarge(plan, `${bytes} in ${t.name}`);
+  for (const list of [plan.tensors, plan.host?.tensors ?? []]) {
+    for (const t of list) {
+      if (!Number.isSafeInteger(t.fixedBytes) || !Number.isSafeInteger(t.perSampleBytes) || t.fixedBytes < 0 || t.perSampleBytes < 0) {
+        const bytes = Number.isSafeInteger(t.perSampleBytes) && t.perSampleBytes >= 0 ? `${t.fixedBytes.toPrecision(3)} bytes` : `${t.perSampleBytes.toPrecision(3)} bytes per sample`;
+        throw tooLarge(plan, `${bytes} in ${t.name}`);
+      }
+      fixed += t.fixedBytes;
+      perSample += t.perSampleBytes;
+      if (largest === undefined || t.fixedBytes + t.perSampleBytes > largest.fixedBytes + largest.perSampleBytes) largest = t;
     }
-    fixed += t.fixedBytes;
-    perSample += t.perSampleBytes;
-    if (largest === undefined || t.fixedBytes + t.perSampleBytes > largest.fixedBytes + largest.perSampleBytes) largest = t;
   }
   const ranks = plan.host?.ranks ?? 1;
   if (fixed > LIMITS.bytes || perSample > LIMITS.bytes || (plan.host !== undefined && !Number.isSafeInteger(fixed * ranks))) {

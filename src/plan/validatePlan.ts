@@ -5,20 +5,33 @@ import { LIMITS } from "../workload/limits.js";
 import { CATEGORIES, type MemoryPlan } from "./memoryPlan.js";
 import { checkPlanBytes } from "./planLimits.js";
 
-/** A tensor that passes needs no message: this test builds none (labels for every tensor were most of a repeated answer's time). */
+const CATEGORY_SET: ReadonlySet<unknown> = new Set(CATEGORIES);
+
+/** A whole byte count that stays exact. */
+function exactBytes(v: unknown): boolean {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 2 ** 53;
+}
+
+/** An absent phase, or one from `min` to the last of `phases`. */
+function phaseWithin(v: unknown, min: number, phases: number): boolean {
+  return v === undefined || (typeof v === "number" && Number.isSafeInteger(v) && v >= min && v <= phases - 1);
+}
+
+/**
+ * A tensor that passes needs no message: this test builds none (labels for every tensor were most
+ * of a repeated answer's time), nor a closure (a new plan's check walks every tensor once).
+ */
 function plainTensor(item: unknown, phases: number, fixedOnly: boolean): boolean {
   if (item === null || typeof item !== "object" || Array.isArray(item)) return false;
   const t = item as Fields;
-  const exact = (v: unknown) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 2 ** 53;
-  const phase = (v: unknown, min: number) => v === undefined || (typeof v === "number" && Number.isSafeInteger(v) && v >= min && v <= phases - 1);
   return (
     typeof t.name === "string" &&
-    (CATEGORIES as readonly unknown[]).includes(t.category) &&
-    exact(t.fixedBytes) &&
-    exact(t.perSampleBytes) &&
+    CATEGORY_SET.has(t.category) &&
+    exactBytes(t.fixedBytes) &&
+    exactBytes(t.perSampleBytes) &&
     (!fixedOnly || t.perSampleBytes === 0) &&
-    phase(t.firstPhase, 0) &&
-    phase(t.lastPhase, typeof t.firstPhase === "number" ? t.firstPhase : 0)
+    phaseWithin(t.firstPhase, 0, phases) &&
+    phaseWithin(t.lastPhase, typeof t.firstPhase === "number" ? t.firstPhase : 0, phases)
   );
 }
 
@@ -61,8 +74,9 @@ export function validatePlan(value: unknown, label = "plan"): asserts value is M
   }
   const tensors = (key: string, list: unknown, fixedOnly: boolean) => {
     if (!Array.isArray(list)) throw invalidArgument(`${label}.${key}`, shown(list), "an array of tensors");
-    list.forEach((item, i) => {
-      if (plainTensor(item, phases, fixedOnly)) return;
+    for (let i = 0; i < list.length; i++) {
+      const item: unknown = list[i];
+      if (plainTensor(item, phases, fixedOnly)) continue;
       // The one that fails, checked again field by field for its message.
       const at = `${label}.${key}[${i}]`;
       const tensor = object(at, item);
@@ -73,7 +87,7 @@ export function validatePlan(value: unknown, label = "plan"): asserts value is M
       if (fixedOnly && tensor.perSampleBytes !== 0) throw invalidArgument(`${at}.perSampleBytes`, tensor.perSampleBytes, "0 (host memory holds model states, which do not grow with the batch)");
       const first = tensor.firstPhase === undefined ? 0 : integer(`${at}.firstPhase`, tensor.firstPhase, 0, phases - 1);
       if (tensor.lastPhase !== undefined) integer(`${at}.lastPhase`, tensor.lastPhase, first, phases - 1);
-    });
+    }
   };
   tensors("tensors", plan.tensors, false);
   if (plan.host !== undefined) {

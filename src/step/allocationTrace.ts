@@ -1,5 +1,6 @@
 // The step's allocation trace: a plan's tensors as the allocations and frees one step makes, in order.
 import { isLive, peakPhase, phasesOf, tensorBytes, type MemoryPlan, type PlannedTensor } from "../plan/memoryPlan.js";
+import { tensorColumns } from "../plan/tensorColumns.js";
 
 /** One step of replaying a plan at a batch size: a tensor allocated, or freed. */
 export type AllocationEvent = { kind: "alloc"; tensor: number; bytes: number } | { kind: "free"; tensor: number };
@@ -32,12 +33,8 @@ function allocationOrder(plan: MemoryPlan): Int32Array {
   const n = plan.tensors.length;
   const startCount = new Int32Array(phases + 1);
   const endCount = new Int32Array(phases + 1);
-  const first = new Int32Array(n);
-  const last = new Int32Array(n);
+  const { firstPhase: first, lastPhase: last } = tensorColumns(plan, phases);
   for (let i = 0; i < n; i++) {
-    const t = plan.tensors[i]!;
-    first[i] = t.firstPhase ?? 0;
-    last[i] = t.lastPhase ?? phases - 1;
     startCount[first[i]! + 1]! += 1;
     if (last[i]! < phases - 1) endCount[last[i]! + 1]! += 1;
   }
@@ -65,8 +62,9 @@ function allocationOrder(plan: MemoryPlan): Int32Array {
 
 /** The plan at a batch size as a trace of allocations and frees (see `allocationEvents`). */
 export function allocationTrace(plan: MemoryPlan, batch: number): AllocationTrace {
-  const bytes = new Float64Array(plan.tensors.length);
-  plan.tensors.forEach((t, i) => (bytes[i] = tensorBytes(t, batch)));
+  const { fixedBytes, perSampleBytes } = tensorColumns(plan, phasesOf(plan).length);
+  const bytes = new Float64Array(fixedBytes.length);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = fixedBytes[i]! + perSampleBytes[i]! * batch;
   return { order: allocationOrder(plan), bytes };
 }
 
