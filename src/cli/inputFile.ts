@@ -1,7 +1,7 @@
 // Reads a file named by an option (--spec, --hf-config) within the input limits, without ever
 // blocking the process: a FIFO with no writer, /dev/zero or a 10 GB file end in one line, and a
 // signal ends the wait.
-import { constants, open as openDescriptor } from "node:fs";
+import { constants, fstatSync, open as openDescriptor } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { Socket } from "node:net";
 import { invalidArgument } from "../errors.js";
@@ -17,6 +17,24 @@ export interface InputFileOptions {
   signal?: AbortSignal;
 }
 
+function stdinIsSocket(): boolean {
+  try {
+    return fstatSync(0).isSocket();
+  } catch {
+    return false; // closed: /dev/stdin's own error says so
+  }
+}
+
+/** An error about /dev/stdin, as the user typed it: `-`; a terminal there is a forgotten pipe. */
+function asStdin(error: unknown, option: string): unknown {
+  if (!(error instanceof Error) || !error.message.startsWith(`${option}: `)) return error;
+  if (error.message.includes("not a character device")) {
+    return invalidArgument(option, "-", `JSON piped or redirected to standard input (\`vramfit … ${option} - < file.json\`), not a terminal or a device`);
+  }
+  error.message = error.message.replace(/, got "\/dev\/stdin"$/, ', got "-" (standard input)');
+  return error;
+}
+
 function tooLarge(option: string, path: string, maxBytes: number) {
   return invalidArgument(option, path, `a file of at most ${formatBytes(maxBytes)} (vramfit's input limit)`);
 }
@@ -25,11 +43,17 @@ function tooLarge(option: string, path: string, maxBytes: number) {
  * The text of `path`: a regular file (its size checked before it is read) or a pipe (a FIFO,
  * `/dev/stdin` fed by a pipe, `<(…)`), read without blocking the event loop or a thread, for at
  * most `pipeTimeoutMs`. Anything else (a directory, a character device such as /dev/zero or a
- * terminal, a socket) is refused, as is anything larger than `maxBytes`.
+ * terminal, a socket) is refused, as is anything larger than `maxBytes`. `-` is standard input
+ * (a pipe or a redirected file), as for most Unix tools.
  */
 export async function readInputFile(option: string, path: string, options: InputFileOptions = {}): Promise<string> {
   const maxBytes = options.maxBytes ?? LIMITS.inputFileBytes;
   options.signal?.throwIfAborted();
+  if (path === "-") {
+    // A socket (what Node's child_process gives a child for its input) cannot be opened again by name: read descriptor 0 itself.
+    if (stdinIsSocket()) return readPipe(option, "-", maxBytes, options.pipeTimeoutMs ?? LIMITS.inputPipeSeconds * 1000, options.signal, 0);
+    return readInputFile(option, "/dev/stdin", options).catch((error: unknown) => Promise.reject(asStdin(error, option)));
+  }
   let info;
   try {
     info = await stat(path);
@@ -79,13 +103,15 @@ async function readRegular(option: string, path: string, maxBytes: number): Prom
  * interrupt, and that even process.exit waits for) and read as a stream: data until the writer
  * closes it, within the time and size limits.
  */
-async function readPipe(option: string, path: string, maxBytes: number, timeoutMs: number, signal?: AbortSignal): Promise<string> {
+async function readPipe(option: string, path: string, maxBytes: number, timeoutMs: number, signal?: AbortSignal, descriptor?: number): Promise<string> {
   // A bare descriptor, not a FileHandle: the socket owns it and closes it.
-  const fd = await new Promise<number>((resolve, reject) =>
-    openDescriptor(path, constants.O_RDONLY | constants.O_NONBLOCK, (error, descriptor) =>
-      error ? reject(invalidArgument(option, path, `a readable JSON file (${error.code ?? "unreadable"})`)) : resolve(descriptor),
-    ),
-  );
+  const fd =
+    descriptor ??
+    (await new Promise<number>((resolve, reject) =>
+      openDescriptor(path, constants.O_RDONLY | constants.O_NONBLOCK, (error, opened) =>
+        error ? reject(invalidArgument(option, path, `a readable JSON file (${error.code ?? "unreadable"})`)) : resolve(opened),
+      ),
+    ));
   const socket = new Socket({ fd, readable: true, writable: false });
   return new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -43,7 +43,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   // Workload: exactly one source
   { flags: "--model <name>", description: "a preset model (see `vramfit models`), e.g. resnet50, bert-large, llama-2-7b", commands: WORKLOAD },
   { flags: "--hf-config <file>", description: "a Hugging Face config.json (BERT, GPT-2, Llama 2/3.x, Mistral, Mixtral, Qwen2/2.5/3, Gemma 2/3, Phi-3, ViT)", commands: WORKLOAD },
-  { flags: "--spec <file>", description: "a JSON spec: custom transformer, CNN layer list or affine (docs/memory-model.md, shipped in the package)", commands: WORKLOAD },
+  { flags: "--spec <file>", description: "a JSON spec: custom transformer, CNN layer list or affine (docs/memory-model.md, shipped in the package); - reads it from standard input", commands: WORKLOAD },
   { flags: "--params <n>", description: "raw workload: parameter count (e.g. 7e9, or 7B: K, M, B, T)", commands: WORKLOAD },
   { flags: "--per-sample <size>", description: "raw workload: activation bytes per sample (e.g. 1GiB)", commands: WORKLOAD, parse: (t) => requireUnit("--per-sample", t) },
   { flags: "--fixed <size>", description: "raw workload: other fixed bytes", commands: WORKLOAD, parse: (t) => requireUnit("--fixed", t), defaultText: "0" },

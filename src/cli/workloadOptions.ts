@@ -12,6 +12,7 @@ import { tracePlan } from "../step/tracePlan.js";
 import { resolveWorkload, type ParsedFile } from "../workload/resolveWorkload.js";
 import type { Workload } from "../workload/workload.js";
 import { LIMITS, jsonTextDepth } from "../workload/limits.js";
+import { checkFileOption, type FileOption } from "./fileOption.js";
 import { readInputFile } from "./inputFile.js";
 import { findGpu } from "../devices/catalog.js";
 
@@ -106,17 +107,20 @@ async function tracedFromOptions(options: WorkloadOptions & { trace: string }, s
  * Reads and parses a JSON file named by an option, within the input limits: the file system stays
  * at the CLI's edge. The nesting is measured on the text, before JSON.parse builds anything.
  */
-async function readJsonFile(option: string, path: string, signal?: AbortSignal, maxBytes?: number): Promise<ParsedFile> {
+async function readJsonFile(option: FileOption, path: string, signal?: AbortSignal, maxBytes?: number): Promise<ParsedFile> {
   const text = await readInputFile(option, path, { ...(signal !== undefined && { signal }), ...(maxBytes !== undefined && { maxBytes }) });
   if (jsonTextDepth(text) > LIMITS.jsonDepth) {
     throw invalidArgument(option, path, `JSON nested at most ${LIMITS.jsonDepth} levels deep (vramfit's input limit)`);
   }
+  let json: unknown;
   try {
     // A UTF-8 byte-order mark (Windows editors write one) is not part of the JSON.
-    return { path, json: JSON.parse(text.replace(/^\uFEFF/, "")) as unknown };
+    json = JSON.parse(text.replace(/^\uFEFF/, "")) as unknown;
   } catch (error) {
     throw invalidArgument(option, path, `a JSON file (${excerpt((error as Error).message)})`);
   }
+  checkFileOption(option, path, json);
+  return { path, json };
 }
 
 /**

@@ -1,6 +1,9 @@
 // Bad input: exit status 2 and one line that names the option, the value and what was expected.
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, simulatedGpus } from "./runCli.js";
+import { root, runCli, simulatedGpus } from "./runCli.js";
 
 const ONE_H100 = simulatedGpus("NVIDIA H100 80GB HBM3:85520809984:3221225472");
 const WORKLOAD = ["--params", "1e9", "--per-sample", "1GiB"];
@@ -55,3 +58,32 @@ describe("bad input", () => {
     expectOneLineUsageError(await runCli(["check", ...WORKLOAD, "--memory", "80GiB"]), /--batch: expected the batch size to check/);
   });
 });
+
+describe("a workload file given to the option it belongs to (issue 25, item 8)", () => {
+  const fixture = (path: string) => join(root, "test", "fixtures", path);
+  it.each([
+    ["--spec", "hf/gpt2.json", /^vramfit: --spec: expected a vramfit spec, not a Hugging Face config\.json \(model_type gpt2\): give this file to --hf-config, got ".*gpt2\.json"$/],
+    ["--hf-config", "spec/affine.json", /^vramfit: --hf-config: expected a Hugging Face config\.json, not a vramfit spec: give this file to --spec, got ".*affine\.json"$/],
+    ["--spec", "trace/llama-3.2-1b.trace.json", /^vramfit: --spec: expected a vramfit spec, not a step trace \(vramfit trace --out\): give this file to --trace, got/],
+    ["--trace", "hf/gpt2.json", /^vramfit: --trace: expected a step trace \(vramfit trace --out\), not a Hugging Face config\.json \(model_type gpt2\): give this file to --hf-config, got/],
+  ])("%s %s names the option it belongs to", async (option, file, pattern) => {
+    expectOneLineUsageError(await runCli(["batch", option, fixture(file), "--gpu", "A100-80GB"]), pattern);
+  });
+
+  it("--spec - reads the spec from standard input, as --spec FILE reads it", () => {
+    const spec = readFileSync(fixture("spec/tiny-llama.json"), "utf8");
+    const vramfit = (args: string[], input?: string) =>
+      spawnSync(process.execPath, [join(root, "bin", "vramfit.js"), ...args], { input, encoding: "utf8", env: { PATH: process.env.PATH ?? "" } });
+    const piped = vramfit(["batch", "--spec", "-", "--gpu", "A100-80GB", "--json"], spec);
+    expect(piped.status, piped.stderr).toBe(0);
+    const byFile = vramfit(["batch", "--spec", fixture("spec/tiny-llama.json"), "--gpu", "A100-80GB", "--json"]);
+    const answer = (stdout: string) => (({ elapsedMs: _, ...rest }) => rest)(JSON.parse(stdout) as { elapsedMs: number });
+    expect(answer(piped.stdout)).toEqual(answer(byFile.stdout));
+    expect((JSON.parse(piped.stdout) as { batchSize: number }).batchSize).toBeGreaterThan(1);
+  });
+
+  it("--spec - with nothing on standard input (a device) says how to give it", async () => {
+    expectOneLineUsageError(await runCli(["batch", "--spec", "-", "--gpu", "A100-80GB"]), /^vramfit: --spec: expected JSON piped or redirected to standard input \(`vramfit … --spec - < file\.json`\), not a terminal or a device, got "-"$/);
+  });
+});
+
