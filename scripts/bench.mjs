@@ -3,9 +3,9 @@
 // Usage and sections: `node scripts/bench.mjs --help` (docs/benchmarks.md shows a run).
 // Needs only Node and the build outputs; the simulator is build/Release/libcudasim.so.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
-import { dirname, resolve } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -215,8 +215,10 @@ function childrenCpuMs() {
 function commandTimes(runs) {
   const commands = quick ? COMMANDS.filter((c) => QUICK_COMMANDS.includes(c.id)) : COMMANDS;
   // A bare environment, the same for all: no driver variables, nothing the CLI could pick up
-  // (the simulated GPUs' rows add theirs).
-  const bare = { PATH: process.env.PATH ?? "" };
+  // (the simulated GPUs' rows add theirs). The CLI's code cache (bin/vramfit.js) in a folder of
+  // this run's own: in a shared ~/.cache/vramfit, other checkouts' builds evict it (16 kept), and
+  // a command that found none compiled its code again in a timed run.
+  const bare = { PATH: process.env.PATH ?? "", XDG_CACHE_HOME: mkdtempSync(join(tmpdir(), "vramfit-bench-cache-")) };
   const time = (argv, env, { allowUsageError = false } = {}) => {
     const cpuBefore = childrenCpuMs();
     const started = performance.now();
@@ -251,6 +253,7 @@ function commandTimes(runs) {
       row.load.push(loadavg()[0]);
     }
   }
+  rmSync(bare.XDG_CACHE_HOME, { recursive: true, force: true });
   const out = rows.map((row) => row.unsupported !== undefined ? { id: row.id, command: `vramfit ${row.args.join(" ")}`, exitStatus: row.status, unsupported: row.unsupported } : ({
     id: row.id,
     command: `vramfit ${row.args.join(" ")}`,
