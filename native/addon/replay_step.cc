@@ -34,6 +34,103 @@ struct Block {
   bool small;
 };
 
+// A pool of cached free blocks in (size, address) order, PyTorch's BlockPool set, kept as one
+// sorted array per power of two of the size. The buckets partition the order, so a search reads
+// only the few blocks of one bucket (then the first of the next occupied one, found in a bit
+// mask), and an insertion or removal moves only them: a single sorted array's binary searches
+// and moves were most of a replay's time (perf over scripts/replay-speed.mjs's random trace).
+class Pool {
+ public:
+  struct Entry {
+    double size;
+    double address;
+    int32_t id;
+  };
+  // Where an entry is; bucket < 0: past the end.
+  struct Position {
+    int bucket;
+    size_t index;
+    bool found() const { return bucket >= 0; }
+  };
+
+  // The first entry at or after (size, address).
+  Position LowerBound(double size, double address) const {
+    const int bucket = BucketOf(size);
+    const std::vector<Entry>& entries = buckets_[bucket];
+    const size_t index = Search(entries, size, address);
+    if (index < entries.size()) return {bucket, index};
+    const uint64_t above = bucket == 63 ? 0 : occupied_ & (~uint64_t{0} << (bucket + 1));
+    if (above == 0) return {-1, 0};
+    return {__builtin_ctzll(above), 0};
+  }
+
+  // The largest entry.
+  Position Last() const {
+    if (occupied_ == 0) return {-1, 0};
+    const int bucket = 63 - __builtin_clzll(occupied_);
+    return {bucket, buckets_[bucket].size() - 1};
+  }
+
+  const Entry& At(Position at) const { return buckets_[at.bucket][at.index]; }
+
+  void Insert(const Entry& entry) {
+    const int bucket = BucketOf(entry.size);
+    std::vector<Entry>& entries = buckets_[bucket];
+    entries.insert(entries.begin() + static_cast<std::ptrdiff_t>(Search(entries, entry.size, entry.address)), entry);
+    occupied_ |= uint64_t{1} << bucket;
+  }
+
+  void Erase(Position at) {
+    std::vector<Entry>& entries = buckets_[at.bucket];
+    entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(at.index));
+    if (entries.empty()) occupied_ &= ~(uint64_t{1} << at.bucket);
+  }
+
+  // Removes the entry of this key (it is there).
+  void Remove(double size, double address) {
+    const int bucket = BucketOf(size);
+    Erase({bucket, Search(buckets_[bucket], size, address)});
+  }
+
+  // Removes, in order, every entry `drop` says to (it is told each one once, in order).
+  template <typename Drop>
+  void RemoveIf(Drop drop) {
+    for (uint64_t left = occupied_; left != 0; left &= left - 1) {
+      const int bucket = __builtin_ctzll(left);
+      std::vector<Entry>& entries = buckets_[bucket];
+      size_t kept = 0;
+      for (const Entry& e : entries) {
+        if (!drop(e)) entries[kept++] = e;
+      }
+      entries.resize(kept);
+      if (kept == 0) occupied_ &= ~(uint64_t{1} << bucket);
+    }
+  }
+
+ private:
+  // floor(log2(size)): sizes are whole numbers of bytes, at least 512 (a search key may be 0).
+  static int BucketOf(double size) {
+    const uint64_t bytes = static_cast<uint64_t>(size);
+    return bytes == 0 ? 0 : 63 - __builtin_clzll(bytes);
+  }
+
+  // The first position in a bucket whose entry is at or after (size, address).
+  static size_t Search(const std::vector<Entry>& entries, double size, double address) {
+    size_t low = 0;
+    size_t high = entries.size();
+    while (low < high) {
+      const size_t middle = (low + high) / 2;
+      const Entry& e = entries[middle];
+      if (e.size < size || (e.size == size && e.address < address)) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  std::vector<Entry> buckets_[64];
+  uint64_t occupied_ = 0;  // bit b: bucket b holds entries
+};
+
 class Replay {
  public:
   Replay(double capacity, double maxSplit, double maxRounding, const double* divisions, size_t divisionCount, bool segments)
@@ -73,14 +170,6 @@ class Replay {
   std::vector<double> log;
 
  private:
-  // A pool's entries carry their block's key, so a search reads one contiguous array.
-  struct Entry {
-    double size;
-    double address;
-    int32_t id;
-  };
-  using Pool = std::vector<Entry>;
-
   double RoundSize(double request) const {
     if (request < kMinBlockSize) return kMinBlockSize;
     if (!plainRounding_) {
@@ -108,27 +197,14 @@ class Replay {
     return std::ceil(size / kRoundLarge) * kRoundLarge;
   }
 
-  // The first position whose block is at least `size` large (at `address` or above on a tie).
-  size_t LowerBound(const Pool& pool, double size, double address) const {
-    size_t low = 0;
-    size_t high = pool.size();
-    while (low < high) {
-      const size_t middle = (low + high) / 2;
-      const Entry& e = pool[middle];
-      if (e.size < size || (e.size == size && e.address < address)) low = middle + 1;
-      else high = middle;
-    }
-    return low;
-  }
-
   void Insert(Pool& pool, int32_t id) {
     const Block& b = blocks_[static_cast<size_t>(id)];
-    pool.insert(pool.begin() + static_cast<std::ptrdiff_t>(LowerBound(pool, b.size, b.address)), Entry{b.size, b.address, id});
+    pool.Insert(Pool::Entry{b.size, b.address, id});
   }
 
   void Remove(Pool& pool, int32_t id) {
     const Block& b = blocks_[static_cast<size_t>(id)];
-    pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(LowerBound(pool, b.size, b.address)));
+    pool.Remove(b.size, b.address);
   }
 
   int32_t NewBlock(double address, double size, int32_t segment, bool small) {
@@ -151,45 +227,41 @@ class Replay {
     if (logging_) log.push_back(-(blocks_[static_cast<size_t>(id)].segment + 1.0));
   }
 
-  void ReleaseAt(Pool& pool, size_t at) {
-    LogFree(pool[at].id);
-    reserved_ -= pool[at].size;
+  void ReleaseAt(Pool& pool, Pool::Position at) {
+    LogFree(pool.At(at).id);
+    reserved_ -= pool.At(at).size;
     frees += 1;
-    pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(at));
+    pool.Erase(at);
   }
 
   bool ReleaseAvailable(Pool& pool, double size) {
     if (!std::isfinite(maxSplit_)) return false;
     const double key = size < maxSplit_ ? maxSplit_ : size;
-    const size_t at = LowerBound(pool, key, 0);
-    if (at < pool.size()) {
+    const Pool::Position at = pool.LowerBound(key, 0);
+    if (at.found()) {
       ReleaseAt(pool, at);
       return true;
     }
     double released = 0;
-    for (size_t k = pool.size(); k-- > 0;) {
-      const double s = pool[k].size;
+    for (Pool::Position last = pool.Last(); last.found(); last = pool.Last()) {
+      const double s = pool.At(last).size;
       if (released >= key || s < maxSplit_) break;
       released += s;
-      ReleaseAt(pool, k);
+      ReleaseAt(pool, last);
     }
     return released >= key;
   }
 
   void ReleaseCached() {
     for (Pool* pool : {&large_, &small_}) {
-      size_t kept = 0;
-      for (const Entry& e : *pool) {
+      pool->RemoveIf([this](const Pool::Entry& e) {
         const Block& b = blocks_[static_cast<size_t>(e.id)];
-        if (b.prev == -1 && b.next == -1) {
-          LogFree(e.id);
-          reserved_ -= b.size;
-          frees += 1;
-        } else {
-          (*pool)[kept++] = e;
-        }
-      }
-      pool->resize(kept);
+        if (b.prev != -1 || b.next != -1) return false;
+        LogFree(e.id);
+        reserved_ -= b.size;
+        frees += 1;
+        return true;
+      });
     }
   }
 
@@ -223,13 +295,13 @@ class Replay {
     const bool small = size <= kSmallSize;
     Pool& pool = small ? small_ : large_;
     int32_t id = -1;
-    const size_t at = LowerBound(pool, size, 0);
-    if (at < pool.size()) {
-      const int32_t found = pool[at].id;
-      const double s = pool[at].size;
+    const Pool::Position at = pool.LowerBound(size, 0);
+    if (at.found()) {
+      const int32_t found = pool.At(at).id;
+      const double s = pool.At(at).size;
       if (!((size < maxSplit_ && s >= maxSplit_) || (size >= maxSplit_ && s >= size + maxRounding_))) {
         id = found;
-        pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(at));
+        pool.Erase(at);
       }
     }
     if (id < 0) {

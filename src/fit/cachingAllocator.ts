@@ -27,8 +27,9 @@
 // equal-sized cached blocks depend on them.
 //
 // The replay keeps blocks in typed arrays (no object per block) and each pool as one array of
-// block ids sorted by (size, address): a replay of 10,000 events takes well under a millisecond
-// in a fresh process (scripts/replay-speed.mjs), where per-block objects took several.
+// block ids sorted by (size, address). Where the addon loads, its native replay answers instead
+// (native/addon/replay_step.cc, the same rules): a fresh process would run this loop cold, and
+// scripts/replay-speed.mjs times both (docs/memory-model.md, "Speed").
 import { traceOfEvents, type AllocationEvent, type AllocationTrace } from "../step/allocationTrace.js";
 import { nativeReplay } from "../native/binding.js";
 import { DEFAULT_ALLOC_CONF, type AllocConf } from "./allocConf.js";

@@ -7,6 +7,25 @@ import { buildPlan } from "../../src/plan/buildPlan.js";
 import { allocationTrace } from "../../src/step/allocationTrace.js";
 import { presetWorkload } from "../../src/workload/presets.js";
 
+/** A seeded step of allocations (sizes log-uniform from 512 B to 64 MiB) and frees of random live tensors, as scripts/replay-speed.mjs makes. */
+function randomStep(events: number, seed: number): { order: Int32Array; bytes: Float64Array } {
+  let state = seed;
+  const random = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  const order = new Int32Array(events);
+  const bytes = new Float64Array(Math.ceil(events * 0.6));
+  const live: number[] = [];
+  let made = 0;
+  for (let k = 0; k < events; k++) {
+    if (live.length > 0 && (made === bytes.length || random() < 0.4)) order[k] = ~live.splice(Math.floor(random() * live.length), 1)[0]!;
+    else {
+      bytes[made] = Math.round(2 ** (9 + random() * 17));
+      live.push(made);
+      order[k] = made++;
+    }
+  }
+  return { order, bytes };
+}
+
 const CONFS = ["", "max_split_size_mb:64", "roundup_power2_divisions:4", "max_split_size_mb:20,roundup_power2_divisions:[1:2,64:8,>:1]"];
 
 describe("replayStep", () => {
@@ -38,5 +57,26 @@ describe("replayStep", () => {
         }
       }
     }
+  });
+
+  it("random steps: the same figures and segment log, sizes of every power of two mixed in each pool", () => {
+    let freed = 0;
+    let failed = 0;
+    for (const seed of [1, 2]) {
+      const step = randomStep(3000, seed);
+      for (const text of CONFS) {
+        const conf = parseAllocConf(text === "" ? "backend:native" : text);
+        const { allocatedPeakBytes: low, reservedPeakBytes: high } = replayAtCapacity(step, Number.POSITIVE_INFINITY, conf, { typescript: true });
+        for (const capacity of [Number.POSITIVE_INFINITY, (low + high) / 2, low * 1.02, low]) {
+          const typescript = replayAtCapacity(step, capacity, conf, { segments: true, typescript: true });
+          expect(replayAtCapacity(step, capacity, conf, { segments: true }), `seed ${seed} ${text} capacity ${capacity}`).toEqual(typescript);
+          if (typescript.cudaFrees > 0) freed += 1;
+          if (!typescript.fits) failed += 1;
+        }
+      }
+    }
+    // The out-of-memory path was taken, through to failing, not only the plain one.
+    expect(freed).toBeGreaterThan(4);
+    expect(failed).toBeGreaterThan(2);
   });
 });
