@@ -1,15 +1,19 @@
 // The CUDA 12 stubs (build/Release/stubs/cuda12), as far as they can be tested with no CUDA 12 torch and no CUDA 12
 // headers here (issue 20): each library's soname and symbol version, every function torch 2.14.1's CUDA 13 build
 // imports under the CUDA 12 library's version, and a program that calls the CUDA 12 set through CUDA 12's ABI
-// (cudaGetDeviceProperties_v2 into CUDA 12's cudaDeviceProp). Not tested: a real CUDA 12 torch's own import list,
-// the whole of CUDA 12's cudaDeviceProp, and a PyTorch job on these stubs (docs/exec.md says so).
+// (cudaGetDeviceProperties_v2 into CUDA 12's cudaDeviceProp), all against CUDA 12.5's headers reduced to names and
+// layouts (test/fixtures/cuda12-headers.json). Not tested: a real CUDA 12 torch's own import list, and a PyTorch job
+// on these stubs (docs/exec.md says so).
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readElfDynamic } from "../../src/job/elfSymbols.js";
 import { root } from "../cli/runCli.js";
+
+/** CUDA 12.5's headers, reduced to names and layouts (scripts/reference/cuda12-headers.mjs). */
+const headers = JSON.parse(readFileSync(join(root, "test", "fixtures", "cuda12-headers.json"), "utf8")) as { runtimeFunctions: string[]; runtimeRenames: Record<string, string>; cublasFunctions: string[]; deviceProp: { size: number; fields: [string, number, number][] } };
 
 const cuda12 = join(root, "build", "Release", "stubs", "cuda12");
 const cuda13 = join(root, "build", "Release", "stubs", "cuda13");
@@ -64,6 +68,45 @@ describe.skipIf(!cudaPython)("the functions torch 2.14.1 (CUDA 13) imports, unde
     const runtime12 = readElfDynamic(join(cuda12, "libcudart.so.12")).exports.map((s) => s.name).filter((name) => name !== "libcudart.so.12");
     const runtime13 = new Set(readElfDynamic(join(cuda13, "libcudart.so.13")).exports.map((s) => s.name));
     expect(runtime12.filter((name) => !runtime13.has(name)).sort()).toEqual(only12);
+
+    // Against CUDA 12.5's headers (test/fixtures/cuda12-headers.json): each runtime function torch imports that CUDA
+    // 12.5 declares, under the name CUDA 12.5's header sends the call to, is in the CUDA 12 stub; those CUDA 12.5 does
+    // not declare are the registration internals (crt/host_runtime.h), the profiler's (cuda_profiler_api.h) and four
+    // functions newer than 12.5, which the stub exports all the same.
+    const exported12 = new Set(runtime12);
+    const declared = new Set(headers.runtimeFunctions);
+    const cudart = [...imports.get("libcudart.so.13")!];
+    const as12 = cudart.filter((name) => declared.has(name)).map((name) => headers.runtimeRenames[name] ?? name);
+    expect(as12.length).toBeGreaterThanOrEqual(85);
+    expect(as12.filter((name) => !exported12.has(name))).toEqual([]);
+    const undeclared = cudart.filter((name) => !declared.has(name) && !name.startsWith("__cuda") && !name.startsWith("cudaProfiler")).sort();
+    expect(undeclared).toEqual(["cudaKernelSetAttributeForDevice", "cudaLibraryGetKernel", "cudaLibraryLoadData", "cudaLibraryUnload"]);
+    // cuBLAS: every function torch imports is one cuBLAS 12.5 declares, so the same source built on CUDA 12 calls names
+    // the stub (which exports exactly torch's list) has.
+    const blas = new Set(headers.cublasFunctions);
+    expect([...imports.get("libcublas.so.13")!].filter((name) => !blas.has(name))).toEqual([]);
+  });
+});
+
+describe.skipIf(spawnSync("g++", ["--version"]).status !== 0)("the stub's cudaDeviceProp for CUDA 12 against CUDA 12.5's driver_types.h", () => {
+  it("every field at CUDA 12.5's offset with its size, and the struct's size (1,032 bytes)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "vramfit-cuda12-prop-"));
+    const { size, fields } = headers.deviceProp;
+    const program = [
+      "#include <cstddef>",
+      "#include <cstdio>",
+      `#include "${join(root, "native", "stubs", "cudart", "cudart_abi.h")}"`,
+      "using P = cudart::DeviceProp12;",
+      `int main() { std::printf("%zu\\n", sizeof(P));`,
+      ...fields.map(([name]) => `  std::printf("${name} %zu %zu\\n", offsetof(P, ${name}), sizeof(P::${name}));`),
+      "}",
+    ].join("\n");
+    writeFileSync(join(dir, "prop.cc"), program);
+    const build = spawnSync("g++", ["-std=c++17", "-o", join(dir, "prop"), join(dir, "prop.cc")], { encoding: "utf8" });
+    expect(build.status, build.stderr).toBe(0);
+    const [ours, ...rows] = spawnSync(join(dir, "prop"), { encoding: "utf8" }).stdout.trim().split("\n");
+    expect(rows.map((row) => row.split(" ").map((v, i) => (i === 0 ? v : Number(v))))).toEqual(fields);
+    expect(Number(ours)).toBe(size);
   });
 });
 
