@@ -23,7 +23,7 @@ const script = join(root, "test", "fixtures", "simulated", "llama_step.py");
 const scratch = mkdtempSync(join(tmpdir(), "vramfit-llama-cpu-"));
 
 interface Phase { phase: string; start: number; peak: number; end: number; oversizeAtEnd?: number }
-interface Step { device: string; parameters: number; phases: Phase[]; capability?: number[] }
+interface Step { device: string; transformers: string; parameters: number; phases: Phase[]; capability?: number[] }
 
 async function runStep(python: string, args: string[], env: NodeJS.ProcessEnv): Promise<Step> {
   const run = await spawnCollected(python, [script, ...args], { env: { ...env, OMP_NUM_THREADS: "1" } }).finished;
@@ -63,6 +63,8 @@ describe.skipIf(skip !== undefined)("a tiny Hugging Face Llama step on the simul
     const step = gpus.get(gpu)!;
     const cc = parseComputeCapability("gpu", findGpu(gpu).computeCapability);
     expect(step.capability).toEqual([cc.major, cc.minor]);
+    // The same model code on both sides (the two venvs pin one transformers: .ci/python-envs.sh).
+    expect(step.transformers).toBe(cpu.transformers);
     // cuBLAS's workspace, shared with cuBLASLt (torch 2.14.1 CublasHandlePool.cpp; src/plan/blasWorkspace.ts): one
     // for the Python thread's handle (forward, loss), one for autograd's device thread (backward).
     const workspace = blasWorkspaceBytes(cc);
