@@ -1,5 +1,7 @@
 // Options that contradict each other: refused before any work, one line naming both.
 import { invalidArgument } from "../errors.js";
+import type { Optimizer } from "../plan/bytesPerParameter.js";
+import { OPTIMIZER_IMPLS, optimizerTemporaries } from "../plan/optimizerStep.js";
 import type { CommandName } from "./options.js";
 
 /** The options this check reads, as commander hands them over (values already parsed). */
@@ -17,6 +19,9 @@ export interface ConflictingOptions {
   simulate?: boolean;
   python?: string;
   cudnnWorkspace?: number;
+  zero?: unknown;
+  gpus?: unknown;
+  offload?: string;
 }
 
 /**
@@ -47,3 +52,26 @@ export function checkConflicts(command: CommandName, options: ConflictingOptions
     throw invalidArgument("--analytic", "with --device all", "--device N with --analytic (--device all measures every device), or --gpu ID for a catalog GPU");
   }
 }
+
+/**
+ * Options that are legal but change nothing here, said on stderr (`warning: …`) rather than
+ * refused: DeepSpeed runs ZeRO on one GPU, but without a second rank to partition over it saves
+ * nothing (each stage divides its states by the data-parallel degree, 1), unless it offloads.
+ * (`gpus --fit` searches the GPU count itself: there --zero without --gpus is what it shards over.)
+ */
+export function optionWarnings(command: CommandName, options: ConflictingOptions): string[] {
+  const warnings: string[] = [];
+  const stage = options.zero === undefined ? 0 : Number(options.zero);
+  const gpus = options.gpus === undefined ? 1 : Number(options.gpus);
+  if (command !== "gpus" && stage > 0 && gpus === 1 && (options.offload === undefined || options.offload === "none")) {
+    warnings.push(`--zero ${stage} over one GPU partitions nothing (its states are divided by --gpus, 1): give --gpus N, or --offload to move them to the host`);
+  }
+  // PyTorch's SGD has all three (torch 2.13.0, torch/optim/sgd.py: `fused: bool | None`, `_fused_sgd`),
+  // so the choice is accepted; but every one updates in place, so it moves no byte: say so.
+  const optimizer = options.optimizer as Optimizer | undefined;
+  if (optimizer !== undefined && options.optimizerImpl !== undefined && options.mode !== "infer" && OPTIMIZER_IMPLS.every((impl) => optimizerTemporaries(optimizer, impl, 4).length === 0)) {
+    warnings.push(`--optimizer-impl ${options.optimizerImpl} changes no memory with --optimizer ${optimizer}: every implementation of it updates in place, with no temporary`);
+  }
+  return warnings;
+}
+

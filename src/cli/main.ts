@@ -4,7 +4,7 @@ import { Command, CommanderError, Option } from "commander";
 import { EXCERPT_CHARS, ExitStatus, VramfitError, excerpt, exitStatusOf, invalidArgument } from "../errors.js";
 import type { BatchOptions } from "./batchOptions.js";
 import type { CheckOptions } from "./checkCommand.js";
-import { checkConflicts } from "./conflicts.js";
+import { checkConflicts, optionWarnings } from "./conflicts.js";
 import type { InfoOptions } from "./infoCommand.js";
 import { watchSignals } from "./interrupt.js";
 import { ignoreStderrErrors, processIo, writeStdout, type Io } from "./io.js";
@@ -61,6 +61,7 @@ function buildProgram(argv: readonly string[], io: Io, setStatus: (status: numbe
     }
     sub.action(async (options: object) => {
       checkConflicts(name as CommandName, options);
+      for (const warning of optionWarnings(name as CommandName, options)) io.err(`warning: ${warning}`);
       setStatus(await (await command.action())(options as never, io));
     });
   }

@@ -39,25 +39,52 @@ export function addonCandidates(explicitPath?: string): string[] {
   return fromEnv ? [resolve(fromEnv), ...candidates] : candidates;
 }
 
+/**
+ * Loads a native addon through require (which caches it: the addon registers itself once per
+ * process). Only a `.node` file: require would run any other file as JavaScript. One that lacks
+ * the addon's entry points is not vramfit's.
+ */
+function loadNative(path: string): Addon {
+  if (!path.endsWith(".node")) throw new Error("a Node addon's file name ends in .node");
+  const addon = createRequire(import.meta.url)(path) as Partial<Addon>;
+  if (typeof addon.setErrorClass !== "function") throw new Error("a Node addon, but not vramfit's");
+  addon.setErrorClass(VramfitError);
+  return addon as Addon;
+}
+
+/** The first line of a load failure, with why where the machine is the cause (another arch, musl, an older glibc). */
+function loadFailure(path: string, error: unknown): string {
+  const message = (error as Error).message.split("\n")[0]!;
+  const why = explainLoadFailure(path, message);
+  return `${message}${why ? `: ${why}` : ""}`;
+}
+
 function loadAddon(explicitPath?: string): Addon | { reason: string } {
-  const require = createRequire(import.meta.url);
+  // An addon the user named (VRAMFIT_ADDON_PATH, addonPath) is the one to use: when it cannot be,
+  // that is the reason, in one line, rather than a silent fall back to the package's own.
+  const named = explicitPath ?? envSetting("VRAMFIT_ADDON_PATH");
+  if (named !== undefined && named !== "") {
+    const path = resolve(named);
+    const source = explicitPath !== undefined ? "addonPath" : "VRAMFIT_ADDON_PATH";
+    if (!existsSync(path)) return { reason: `native addon not found: ${source} names ${path}, which does not exist` };
+    try {
+      return loadNative(path);
+    } catch (error) {
+      return { reason: `native addon does not load: ${source} names ${path}, which is not a vramfit.node (${loadFailure(path, error)})` };
+    }
+  }
   const tried: string[] = [];
   let present = false;
-  for (const path of addonCandidates(explicitPath)) {
+  for (const path of addonCandidates()) {
     if (!existsSync(path)) {
       tried.push(`${path} (not found)`);
       continue;
     }
     present = true;
     try {
-      const addon = require(path) as Addon;
-      addon.setErrorClass(VramfitError);
-      return addon;
+      return loadNative(path);
     } catch (error) {
-      const message = (error as Error).message.split("\n")[0]!;
-      // Why, where the machine is the cause: another arch, musl, or the glibc found against the one required.
-      const why = explainLoadFailure(path, message);
-      tried.push(`${path} (${message}${why ? `: ${why}` : ""})`);
+      tried.push(`${path} (${loadFailure(path, error)})`);
     }
   }
   return { reason: `native addon ${present ? "does not load" : "not found"}: tried ${tried.join("; ")}; ${howToGetAddon()}` };

@@ -108,3 +108,36 @@ describe("small things users hit (issue 13, item 9)", () => {
     expect(plan).toMatch(/--batch <n> +the batch size to break down \(default: 1\)/);
   });
 });
+
+describe("options that change nothing here are said so, once, on stderr (issue 25, item 9)", () => {
+  const warnings = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("warning: "));
+
+  it("--zero 3 on one GPU warns that it partitions nothing; with --gpus 2, with --offload, and for gpus --fit (which finds the count) it does not", async () => {
+    const one = await runCli(["plan", "--model", "gpt2", "--zero", "3", "--batch", "1"]);
+    expect(one.status).toBe(0);
+    expect(warnings(one.stderr)).toEqual(["warning: --zero 3 over one GPU partitions nothing (its states are divided by --gpus, 1): give --gpus N, or --offload to move them to the host"]);
+    for (const args of [["--gpus", "2"], ["--offload", "optimizer"]]) {
+      expect(warnings((await runCli(["plan", "--model", "gpt2", "--zero", "3", "--batch", "1", ...args])).stderr)).toEqual([]);
+    }
+    expect(warnings((await runCli(["gpus", "--fit", "--model", "gpt2", "--zero", "3"])).stderr)).toEqual([]);
+  });
+
+  it("--optimizer sgd --optimizer-impl fused is PyTorch's (torch/optim/sgd.py has fused since 2.x), so it is accepted, with a warning that it moves no byte; adamw's fused is not warned about", async () => {
+    const sgd = await runCli(["plan", "--model", "gpt2", "--optimizer", "sgd", "--optimizer-impl", "fused", "--batch", "1"]);
+    expect(sgd.status).toBe(0);
+    expect(warnings(sgd.stderr)).toEqual(["warning: --optimizer-impl fused changes no memory with --optimizer sgd: every implementation of it updates in place, with no temporary"]);
+    const adamw = await runCli(["plan", "--model", "gpt2", "--optimizer", "adamw", "--optimizer-impl", "fused", "--batch", "1"]);
+    expect(warnings(adamw.stderr)).toEqual([]);
+  });
+
+  it("VRAMFIT_ADDON_PATH naming something that is not an addon is the reason, in one line, not a silent fall back to the package's addon", async () => {
+    for (const [path, reason] of [
+      ["/etc/passwd", "backend  none: native addon does not load: VRAMFIT_ADDON_PATH names /etc/passwd, which is not a vramfit.node (a Node addon's file name ends in .node)"],
+      ["/nonexistent/vramfit.node", "backend  none: native addon not found: VRAMFIT_ADDON_PATH names /nonexistent/vramfit.node, which does not exist"],
+    ]) {
+      const run = await runCli(["info"], { VRAMFIT_ADDON_PATH: path!, VRAMFIT_CUDA_LIBRARY: "libcuda.so.1" });
+      expect(run.stdout.split("\n")[0]).toBe(reason);
+      expect(run.stderr).toBe("");
+    }
+  });
+});
