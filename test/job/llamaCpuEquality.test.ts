@@ -40,7 +40,10 @@ function cpuStep(): Promise<Step> {
 
 function gpuStep(gpu: string): Promise<Step> {
   const sim = prepareSimulatedGpu({ gpu, python: cudaPython! }, 512 * MiB);
-  return runStep(cudaPython!, ["cuda"], { ...process.env, ...simulatedRunEnv(sim, join(scratch, gpu), process.env), CUDA_VISIBLE_DEVICES: "0" });
+  // PyTorch's defaults, whatever the caller's environment sets: the workspace size and the allocator's policy are
+  // what the test predicts (with CUBLAS_WORKSPACE_CONFIG=:4096:8 the T4 case fails, as it should).
+  const { CUBLAS_WORKSPACE_CONFIG: _workspace, PYTORCH_CUDA_ALLOC_CONF: _allocator, PYTORCH_ALLOC_CONF: _alloc, ...env } = process.env;
+  return runStep(cudaPython!, ["cuda"], { ...env, ...simulatedRunEnv(sim, join(scratch, gpu), env), CUDA_VISIBLE_DEVICES: "0" });
 }
 
 const peakOf = (step: Step) => Math.max(...step.phases.map((p) => p.peak));
