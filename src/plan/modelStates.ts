@@ -132,10 +132,15 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
     const trainable = groups.filter((g) => !g.frozen);
     const perTensor = setup.tp === 1 && shards.optimizerStates === 1 && trainable.every((g) => g.tensors !== undefined && !g.experts);
     const during = { firstPhase: step.phases.optimizerStep, lastPhase: step.phases.optimizerStep };
+    const phase = step.phases.optimizerStep;
     for (const t of optimizerTemporaries(setup.optimizer, setup.optimizerImpl, stateBytes)) {
       if (perTensor && t.bytesPerParameter > 0) {
-        // foreach: one new tensor per parameter tensor.
-        trainable.forEach((g) => g.tensors!.forEach((elements, i) => tensors.push({ ...fixed(`${t.name}.${g.name}.${i}`, "workspace", elements * t.bytesPerParameter), ...during })));
+        // foreach: one new tensor per parameter tensor (thousands for a deep model: a literal, not spreads).
+        for (const g of trainable) {
+          g.tensors!.forEach((elements, i) =>
+            tensors.push({ name: `${t.name}.${g.name}.${i}`, category: "workspace", fixedBytes: elements * t.bytesPerParameter, perSampleBytes: 0, firstPhase: phase, lastPhase: phase }),
+          );
+        }
       } else if (t.bytesPerParameter > 0) {
         // One per group (a layer's tensors together): the sizes the caching allocator sees, at the cost of
         // a layer's rounding; a deep model's plan stays small enough to replay quickly.

@@ -274,8 +274,8 @@ export class TrainingTape {
       push(s, recomputedAt[k]!, recomputedUntil[k]!, `recompute.${s.name}`, kept);
     });
     this.ops.forEach((op, i) => {
-      for (const t of op.forwardTemporaries) tensors.push({ name: t.name, category: "workspace", ...t.size, firstPhase: forwardPhase[i]!, lastPhase: forwardPhase[i]! });
-      for (const t of op.backwardTemporaries) tensors.push({ name: t.name, category: "workspace", ...t.size, firstPhase: backwardPhase[i]!, lastPhase: backwardPhase[i]! });
+      for (const t of op.forwardTemporaries) tensors.push({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: forwardPhase[i]!, lastPhase: forwardPhase[i]! });
+      for (const t of op.backwardTemporaries) tensors.push({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: backwardPhase[i]!, lastPhase: backwardPhase[i]! });
     });
     tensors.push(...this.gradients(backwardPhase));
 
