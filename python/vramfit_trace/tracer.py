@@ -1,6 +1,4 @@
 """Traces one step at one batch under FakeTensorMode on a fake CUDA device: the events and their categories."""
-import gc
-
 import torch
 
 from .fake_cuda import fake_mode
@@ -56,11 +54,6 @@ def trace_step(step, workload, options, batch, device, live_bytes):
     gradients = set()
 
     def set_phase(i):
-        # Storages held by reference cycles die when Python's cyclic collector runs, which it does after so many
-        # object allocations: at another op at each batch (GPT-2 medium's and BERT's amp steps did not line up). The
-        # collector is off during the step and run here, so they die at the end of their phase, at every batch alike
-        # (a little later than a real run's collector may: the safe side).
-        gc.collect(1)
         if i == 3:  # backward ended: the parameters' .grad are the gradients
             for p in workload.model.parameters():
                 if p.grad is not None:
@@ -75,16 +68,8 @@ def trace_step(step, workload, options, batch, device, live_bytes):
         resident.setdefault(recorder.track(t, "resident"), "optimizerStates")
     resident.pop(None, None)  # host tensors (Adam's step counts) and empty ones are not tracked
     recorder.boundaries.append(("resident", recorder.live_bytes()))
-    collecting = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        with recorder:
-            kept = step.run(batch)
-            gc.collect(1)
-    finally:
-        if collecting:
-            gc.enable()
+    with recorder:
+        kept = step.run(batch)
     recorder.phase = 0 if options.mode == "infer" else 4
     cache = kv_cache_ids(kept, recorder) if kept is not None else set()
     del kept
