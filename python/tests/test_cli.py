@@ -68,3 +68,27 @@ def test_missing_torch_names_what_to_install(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 4
     assert out.stderr.strip().splitlines() == ["vramfit trace: PyTorch (torch) is not installed in this Python: pip install torch"]
+
+
+def test_batches_traced_in_forked_processes_equal_one_after_another(tmp_path):
+    # run.py traces the three batches side by side (forked.py); VRAMFIT_TRACE_PROCESSES=1 traces them in turn.
+    argv = ["--hf-config", os.path.join(CONFIGS, "tiny-llama.json"), "--seq", "16", "--precision", "amp", "--no-cache"]
+    forked = tracer(*argv, "--out", str(tmp_path / "forked.json"), cache=tmp_path)
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, VRAMFIT_TRACE_CACHE=str(tmp_path), VRAMFIT_TRACE_PROCESSES="1")
+    serial = subprocess.run([sys.executable, "-m", "vramfit_trace", *argv, "--out", str(tmp_path / "serial.json")], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert forked.returncode == 0 and serial.returncode == 0, forked.stderr + serial.stderr
+    assert (tmp_path / "forked.json").read_text() == (tmp_path / "serial.json").read_text()
+
+
+def test_a_batch_failing_in_its_process_is_one_line_and_status_5(tmp_path):
+    model = tmp_path / "model.py"
+    model.write_text(
+        "import torch\n"
+        "def make(batch, device):\n"
+        "    if batch == 3 and device != 'meta':\n"
+        "        raise ValueError('no batch of three')\n"
+        "    return {'model': torch.nn.Linear(8, 8), 'inputs': {'input': torch.zeros(batch, 8, device=device)}}\n")
+    out = tracer("--torch", f"{model}:make", "--no-cache", cache=tmp_path)
+    assert out.returncode == 5
+    assert out.stderr.strip().splitlines() == ["vramfit trace: the step failed under the tracer: ValueError: no batch of three (model.py:4)"]

@@ -1,9 +1,7 @@
 """`python -m vramfit_trace`: the command line behind `vramfit trace`; one line and a status on any error."""
-import os
 import sys
-import traceback
 
-from .errors import FAILED, TraceError
+from .errors import FAILED, TraceError, failure_line
 
 
 def main(argv):
@@ -22,9 +20,7 @@ def main(argv):
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # the model's own code failed under fake tensors: one line, never a stack trace
-        where = traceback.extract_tb(e.__traceback__)[-1]
-        print(f"vramfit trace: the step failed under the tracer: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-              f" ({os.path.basename(where.filename)}:{where.lineno})", file=sys.stderr)
+        print(failure_line(e), file=sys.stderr)
         return FAILED
 
 

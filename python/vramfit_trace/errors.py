@@ -15,3 +15,14 @@ class TraceError(Exception):
 def missing(what, package):
     """What is missing and the pip command that installs it."""
     return TraceError(f"vramfit trace: {what} is not installed in this Python: pip install {package}", MISSING)
+
+
+def failure_line(e):
+    """The model's own exception as vramfit says it (exit FAILED): its type, its first line and where, no stack."""
+    import os
+    import traceback
+
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f" ({os.path.basename(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
+    first = str(e).splitlines()[0] if str(e) else ""
+    return f"vramfit trace: the step failed under the tracer: {type(e).__name__}: {first}{where}"

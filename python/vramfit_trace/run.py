@@ -139,9 +139,16 @@ def trace(options, source, environment):
     from .tracer import trace_batch, trace_batches
     from . import charged
 
+    from . import forked
+
     log = AttentionLog(options.compute_capability)
+    each = None
+    if forked.wanted():
+        def each(trace_one, batches):
+            events, log.entries = forked.each_in_a_child(trace_one, batches, keep=lambda: log.entries)
+            return events
     with log.recording():
-        steps, workload = trace_batches(source, options, options.batches)
+        steps, workload = trace_batches(source, options, options.batches, each=each)
     events, reason = fit([(b, events) for b, (events, _recorder) in zip(options.batches, steps)])
     total, trainable = workload.counts()
     doc = {

@@ -24,12 +24,13 @@ def trace_batch(build_workload, options, batch, device="cuda", fake=True, live_b
     return events, recorder, workload
 
 
-def trace_batches(build_workload, options, batches, device="cuda", fake=True, live_bytes=None):
+def trace_batches(build_workload, options, batches, device="cuda", fake=True, live_bytes=None, each=None):
     """The step's events at each batch: [kind, id, bytes, phase, op, category] for allocations, [kind, id, phase, op]
     for frees; with each its recorder (the op-boundary series), and the workload. `build_workload(device)` makes the
     workload with its parameters on the device. Before the first traced step the optimizer steps once on empty
     gradients, so its state exists as after a real step, then zero_grad(set_to_none=True); each traced step starts
-    from there (it ends with zero_grad too)."""
+    from there (it ends with zero_grad too). `each(trace_one, batches)`, when given, runs trace_one(batch) -> events
+    for every batch its own way (run.py: each in a forked process); the recorders then stay where they ran (None)."""
     mode = fake_mode() if fake else None
     traced = []
     with (mode if mode is not None else _null()):
@@ -44,6 +45,9 @@ def trace_batches(build_workload, options, batches, device="cuda", fake=True, li
                         p.grad = torch.empty_like(p)
             step.optimizer.step()
             step.optimizer.zero_grad(set_to_none=True)
+        if each is not None:
+            events = each(lambda batch: trace_step(step, workload, options, batch, device, live_bytes)[0], batches)
+            return [(e, None) for e in events], workload
         for batch in batches:
             traced.append(trace_step(step, workload, options, batch, device, live_bytes))
     return traced, workload
