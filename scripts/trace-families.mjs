@@ -4,7 +4,8 @@
 // docs/trace-families.md. The small configs are python/tests/configs/families-small/, which --write-configs makes
 // from the published ones (python/tests/configs/families/) with smallConfig below; python/tests/test_family_answers.py
 // runs the same configs and options.
-//   node scripts/trace-families.mjs [--python PATH] [--write-configs] [--only NAME,...]
+//   node scripts/trace-families.mjs [--python PATH] [--write-configs] [--write-doc] [--only NAME,...]
+// --write-doc puts the table into docs/trace-families.md (between its trace-families markers) instead of stdout.
 // PATH defaults to $VRAMFIT_TORCH_CPU_PYTHON. Traces go through vramfit's trace cache (~/.cache/vramfit/traces):
 // a second run answers from it.
 import { spawnSync } from "node:child_process";
@@ -23,7 +24,7 @@ export const SMALL_DIR = join(root, "python", "tests", "configs", "families-smal
  * the README's list).
  */
 const RUNS = JSON.parse(readFileSync(join(SMALL_DIR, "runs.json"), "utf8"));
-export const { modelled: MODELLED, bf16Only: BF16_ONLY, seq: SEQ, budget: BUDGET } = RUNS;
+export const { modelled: MODELLED, bf16Only: BF16_ONLY, images: IMAGES, seq: SEQ, budget: BUDGET } = RUNS;
 
 /** Sizes a small config takes, field by field, wherever the published config has the field. */
 const SMALL_FIELDS = {
@@ -67,7 +68,7 @@ export function families() {
 
 /** The options both `vramfit trace` and vramfit's own `--hf-config` model get for a family. */
 export function runOptions(name) {
-  return ["--seq", String(SEQ), "--precision", BF16_ONLY.includes(name) ? "bf16" : "fp32", "--optimizer", "adamw", "--optimizer-impl", "foreach"];
+  return [...(IMAGES.includes(name) ? [] : ["--seq", String(SEQ)]), "--precision", BF16_ONLY.includes(name) ? "bf16" : "fp32", "--optimizer", "adamw", "--optimizer-impl", "foreach"];
 }
 
 function writeConfigs() {
@@ -135,7 +136,15 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       process.exit(2);
     }
     const only = flag("--only")?.split(",");
-    console.log(`<!-- node scripts/trace-families.mjs, ${new Date().toISOString().slice(0, 10)}: seq ${SEQ}, AdamW (foreach), budget ${BUDGET} (\`--memory\`), compute capability 9.0 -->`);
-    console.log(table(python, only));
+    const load = (await import("node:os")).loadavg()[0].toFixed(1);
+    const text = `<!-- node scripts/trace-families.mjs, ${new Date().toISOString().slice(0, 10)}, load average ${load} at the start: seq ${SEQ}, AdamW (foreach), budget ${BUDGET} (\`--memory\`), compute capability 9.0 -->\n${table(python, only)}`;
+    if (!args.includes("--write-doc")) console.log(text);
+    else {
+      const doc = join(root, "docs", "trace-families.md");
+      const [begin, end] = ["<!-- trace-families:begin -->", "<!-- trace-families:end -->"];
+      const old = readFileSync(doc, "utf8");
+      writeFileSync(doc, `${old.slice(0, old.indexOf(begin) + begin.length)}\n${text}\n${old.slice(old.indexOf(end))}`);
+      console.error(`wrote the table into ${doc}`);
+    }
   }
 }

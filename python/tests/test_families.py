@@ -31,7 +31,8 @@ SAME_HEAD = [n for n in RUNS["modelled"] if n not in ("bert", "vit")]
 
 def run_options(name):
     precision = "bf16" if name in RUNS["bf16Only"] else "fp32"
-    return ["--seq", str(RUNS["seq"]), "--precision", precision, "--optimizer", "adamw", "--optimizer-impl", "foreach"]
+    seq = [] if name in RUNS["images"] else ["--seq", str(RUNS["seq"])]
+    return [*seq, "--precision", precision, "--optimizer", "adamw", "--optimizer-impl", "foreach"]
 
 
 def vramfit(*argv):
