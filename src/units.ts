@@ -83,6 +83,19 @@ export function formatBytes(bytes: number, digits = 2): string {
   return `${sign}${text} ${IEC[unit]}`;
 }
 
+/**
+ * Two sizes shown side by side (a need and a budget): with as many digits as it takes for unequal
+ * sizes to read unequal ("22.46 GiB of a 22.46 GiB budget" for a no reads as a contradiction), up
+ * to six; past that, in bytes.
+ */
+export function formatBytesApart(a: number, b: number): [string, string] {
+  for (let digits = 2; digits <= 6; digits += 1) {
+    const shown: [string, string] = [formatBytes(a, digits), formatBytes(b, digits)];
+    if (a === b || shown[0] !== shown[1]) return shown;
+  }
+  return [`${a} B`, `${b} B`];
+}
+
 /** Rounds `bytes` up to a multiple of `granularity` (the allocator's page). */
 export function roundUp(bytes: number, granularity: number): number {
   if (granularity <= 1) return bytes;

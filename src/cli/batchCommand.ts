@@ -12,6 +12,7 @@ import { writeJson, type Io } from "./io.js";
 import type { BatchOptions } from "./batchOptions.js";
 import { allocConfLine, jobLimits, reserveText } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
+import { BUDGET_HEADER, budgetCells } from "./budgetCells.js";
 import { renderTable } from "./table.js";
 import { resolveCliTargets } from "./targets.js";
 import { adviceFields, allAdvice, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
@@ -109,18 +110,17 @@ function targetLabel(device: FailedDevice["device"] | BatchResult["device"]): st
 
 function renderBatchTable(rows: (BatchReport | FailedDevice)[]): string {
   const body = rows.map((r) => {
-    if ("error" in r) return [targetLabel(r.device), "failed", "-", "-", r.error.code, "-", "-", "-"];
+    if ("error" in r) return [targetLabel(r.device), "failed", "-", "-", "-", r.error.code, "-", "-", "-"];
     return [
       targetLabel(r.device),
       r.source,
-      formatBytes(r.device.freeBytes),
-      formatBytes(r.budgetBytes),
+      ...budgetCells(r),
       r.batchSize === 0 ? "does not fit" : String(r.batchSize),
       r.batchSize === 0 ? "-" : formatBytes(r.bytesAtBatch),
       r.source === "device" ? `${r.probes} (predicted ${r.predictedBatchSize})` : "-",
       formatDuration(r.elapsedMs),
     ];
   });
-  return renderTable(["target", "source", "free", "budget", "max batch", "uses", "probes", "time"], body);
+  return renderTable(["target", "source", ...BUDGET_HEADER, "max batch", "uses", "probes", "time"], body);
 }
 

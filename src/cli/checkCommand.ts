@@ -1,6 +1,7 @@
 // `vramfit check`: does a workload at --batch N, or a raw --need SIZE, fit? Exit 0 or 1.
 import { invalidArgument } from "../errors.js";
 import { checkFits, formatBytes, releaseDevices, type CheckResult } from "../index.js";
+import { formatBytesApart } from "../units.js";
 import type { Advice } from "../advice/advise.js";
 import { needPlan } from "../fit/checkFits.js";
 import { checkBatchBytes } from "../plan/planLimits.js";
@@ -120,5 +121,6 @@ function where(r: CheckResult): string {
 
 function describeCheck(r: CheckResult): string {
   const verdict = r.fits ? "fits" : "does not fit";
-  return `${verdict}: needs ${formatBytes(r.needBytes)} of a ${formatBytes(r.budgetBytes)} budget on ${where(r)} [${r.source}]`;
+  const [need, budget] = formatBytesApart(r.needBytes, r.budgetBytes);
+  return `${verdict}: needs ${need} of a ${budget} budget on ${where(r)} [${r.source}]`;
 }

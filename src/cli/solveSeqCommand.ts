@@ -9,6 +9,7 @@ import { deviceAccess, warnIfBusy } from "./deviceAccess.js";
 import { writeJson, type Io } from "./io.js";
 import { allocConfLine, jobLimits, reserveText } from "./jobOptions.js";
 import { cliProgress, showProbes } from "./progress.js";
+import { BUDGET_HEADER, budgetCells } from "./budgetCells.js";
 import { renderTable } from "./table.js";
 import { resolveCliTargets } from "./targets.js";
 import { plannedFromOptions } from "./workloadOptions.js";
@@ -74,12 +75,11 @@ function renderSeqTable(results: SeqResult[]): string {
   const rows = results.map((r) => [
     r.device.ordinal !== null ? `${r.device.ordinal}: ${r.device.name}` : (r.device.id ?? r.device.name),
     r.source,
-    formatBytes(r.device.freeBytes),
-    formatBytes(r.budgetBytes),
+    ...budgetCells(r),
     r.seq === 0 ? "does not fit" : r.limitedBy === "context" ? `${r.seq} (context length)` : String(r.seq),
     r.seq === 0 ? "-" : formatBytes(r.bytesAtBatch),
     r.source === "device" ? `${r.probes} (predicted ${r.predictedSeq})` : "-",
     formatDuration(r.elapsedMs),
   ]);
-  return renderTable(["target", "source", "free", "budget", "max seq", "uses", "probes", "time"], rows);
+  return renderTable(["target", "source", ...BUDGET_HEADER, "max seq", "uses", "probes", "time"], rows);
 }

@@ -66,3 +66,15 @@ describe("vramfit check", () => {
     expect(raw.status).toBe(0);
   });
 });
+
+describe("a no that reads as a no (issue 25, item 10)", () => {
+  it("a need a few KiB over the budget shows the digits that tell them apart; an equal one stays at two", async () => {
+    const memory = 22456 * 2 ** 20; // 21.93 GiB; the need is rounded up to a 2 MiB page, 21.932 GiB
+    const context = 512 * 2 ** 20;
+    const over = await runCli(["check", "--need", String(memory - context + 1000), "--memory", String(memory), "--reserve", "0"]);
+    expect(over.status).toBe(1);
+    expect(over.stdout).toBe("does not fit: needs 21.932 GiB of a 21.930 GiB budget on memory budget [analytic]\n");
+    const equal = await runCli(["check", "--need", String(memory - context), "--memory", String(memory), "--reserve", "0"]);
+    expect(equal.stdout).toBe("fits: needs 21.93 GiB of a 21.93 GiB budget on memory budget [analytic]\n");
+  });
+});

@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { NO_DRIVER, runCli, runJson, simulatedGpus } from "./runCli.js";
+import { NO_DRIVER, nvmlSimulator, runCli, runJson, simulatedGpus } from "./runCli.js";
 
 interface InfoJson {
   backend: string;
@@ -53,5 +53,20 @@ describe("vramfit gpus", () => {
     const totals = run.json.map((g) => g.totalBytes);
     expect(totals).toEqual([...totals].sort((a, b) => a - b));
     expect(run.json.find((g) => g.id === "H100-80GB")?.totalBytes).toBe(85045477376); // deviceQuery, docs/gpus.md
+  });
+});
+
+describe("the figures add up across commands (issue 25, item 10)", () => {
+  it("batch's free is info's free (vramfit's own context is the job's), and its budget is that free less the reserve it shows", async () => {
+    const env = simulatedGpus("NVIDIA H100 80GB HBM3:85520809984:3221225472", { VRAMFIT_NVML_LIBRARY: nvmlSimulator, CUDASIM_CONTEXT_BYTES: String(256 * 2 ** 20) });
+    const info = await runCli(["info"], env);
+    const infoFree = /^0 .*GiB {2}(\d+\.\d\d GiB) {2}3 GiB/m.exec(info.stdout)?.[1];
+    expect(infoFree).toBe("76.65 GiB");
+    const batch = await runCli(["batch", "--model", "resnet152", "--precision", "fp32", "--optimizer", "momentum"], env);
+    expect(batch.stdout).toMatch(/^target +source +free +reserve +budget +max batch/m);
+    const row = /^0: NVIDIA H100 80GB HBM3 +device +(\d+\.\d\d) GiB +(\d+\.\d\d) GiB +(\d+\.\d\d) GiB/m.exec(batch.stdout);
+    expect(row?.[1]).toBe("76.65");
+    const [free, reserve, budget] = row!.slice(1).map(Number) as [number, number, number];
+    expect(Math.abs(free - reserve - budget)).toBeLessThanOrEqual(0.01); // each figure rounded to 0.01 GiB
   });
 });
