@@ -1,5 +1,6 @@
 // SIGINT and SIGTERM: stop the work, let every probe in flight free its memory, then exit 130/143.
 import { VramfitError } from "../errors.js";
+import { probesStartedInThisProcess } from "../fit/device.js";
 
 export interface Interruption {
   /** Aborted (with an ERR_INTERRUPTED VramfitError as its reason) at the first signal. */
@@ -17,7 +18,9 @@ export function watchSignals(exit: (status: number) => void = (status) => proces
   const controller = new AbortController();
   const handler = (name: "SIGINT" | "SIGTERM") => () => {
     if (controller.signal.aborted) return exit(name === "SIGINT" ? 130 : 143);
-    controller.abort(new VramfitError("ERR_INTERRUPTED", `interrupted by ${name}; every probe freed its memory`, { signal: name }));
+    // Only after probes is there memory to have freed: after analytic work the clause would claim what did not happen.
+    const freed = probesStartedInThisProcess() > 0 ? "; every probe freed its memory" : "";
+    controller.abort(new VramfitError("ERR_INTERRUPTED", `interrupted by ${name}${freed}`, { signal: name }));
   };
   const onInt = handler("SIGINT");
   const onTerm = handler("SIGTERM");

@@ -48,6 +48,12 @@ export interface DeviceFits {
  * where the device packs better than the model (a finer allocation granularity), the search's
  * upward probes find it.
  */
+/** Probes this process has started on any device: an interrupted CLI says every probe freed its memory only when there was one. */
+let probesStarted = 0;
+export function probesStartedInThisProcess(): number {
+  return probesStarted;
+}
+
 export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, options: DeviceProbeOptions): DeviceFits {
   let probes = 0;
   const { signal, onProbe } = options;
@@ -61,6 +67,7 @@ export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, opti
       signal?.throwIfAborted();
       const { sizes, releases } = deviceSteps(plan, batch, options.allocator, options.conf, options.capacityBytes);
       probes += 1;
+      probesStarted += 1;
       onProbe?.({ phase: "start", ordinal, batch, bytes: peakHeldBytes(sizes, releases), allocations: sizes.length });
       let result: Awaited<ReturnType<Addon["probe"]>> | undefined;
       const cancel = signal === undefined ? undefined : new Int32Array(new SharedArrayBuffer(4));
