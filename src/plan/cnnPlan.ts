@@ -2,6 +2,7 @@
 import { invalidArgument } from "../errors.js";
 import { CnnShapeError, traceCnn, type CnnTrace } from "../workload/cnn.js";
 import type { CnnWorkload } from "../workload/workload.js";
+import { autocastLayout } from "./autocast.js";
 import { weightBytes } from "./bytesPerParameter.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
 import { hostStateTensors, modelStateTensors } from "./modelStates.js";
@@ -46,9 +47,11 @@ export function cnnPlan(workload: CnnWorkload, setup: ResolvedSetup): MemoryPlan
   if (setup.mode === "train") {
     // The step as a timeline (src/plan/cnnStep.ts); full checkpointing (torch.utils.checkpoint
     // around every top-level layer) recomputes each layer when backward reaches it.
-    // The tape reads the image size, the precision and checkpointing only: other setups share it.
-    const step = sharedTimeline(network, JSON.stringify([imageSize, setup.precision, setup.checkpointing]), () => {
-      const tape = cnnTape(network, run, e, setup.precision === "amp");
+    // The tape reads the image size, the precision, checkpointing and whether amp is torch.cuda.amp's
+    // layout (its weights' 16-bit copies, src/plan/autocast.ts) only: other setups share it.
+    const copies = autocastLayout(setup);
+    const step = sharedTimeline(network, JSON.stringify([imageSize, setup.precision, setup.checkpointing, copies]), () => {
+      const tape = cnnTape(network, run, e, setup.precision === "amp", copies);
       return tape.timeline(setup.checkpointing === "full" ? { recomputed: (op) => op.stage < tape.lossStage } : {});
     });
     phases = step.phases.names;

@@ -1,5 +1,6 @@
 // A CNN's training step as autograd records it: traceCnn's ops on a TrainingTape, and the cross-entropy loss.
 import type { CnnNetwork, CnnTrace, SavedKind } from "../workload/cnn.js";
+import { AUTOCAST_PREFIX } from "./autocast.js";
 import { TrainingTape, type Size } from "./trainingTape.js";
 
 /** Bytes of one element: activations in the run's dtype, int64 indices, bool masks, fp32 loss. */
@@ -26,9 +27,10 @@ export function cnnStages(network: CnnNetwork): string[] {
  * names of traceCnn's `saved`), outputs nothing saves as `<layer>.output` (workspace). The batch's
  * images and labels are inputs; batch norm's fp32 mean and inverse std are two small outputs of
  * each batch norm (`e` bytes per activation element). Under autocast the images are the
- * loader's fp32 ones and the first layer's 16-bit copy (TrainingTape.floatInput).
+ * loader's fp32 ones and the first layer's 16-bit copy (TrainingTape.floatInput); with
+ * `weightCopies` (torch.cuda.amp's layout) each weight's 16-bit copy too.
  */
-export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocast = false): TrainingTape {
+export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocast = false, weightCopies = false): TrainingTape {
   const stages = cnnStages(network);
   const tape = new TrainingTape(stages);
   const savedName = new Map(trace.saved.map((s) => [s.storage, s.name]));
@@ -62,7 +64,14 @@ export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocas
     if (op.fixedSavedBytes > 0) {
       for (const stat of ["save_mean", "save_invstd"]) outputs.push({ name: `${op.name}.${stat}`, size: { fixedBytes: op.fixedSavedBytes / 2, perSampleBytes: 0 }, requiresGrad: false });
     }
-    const [out, ...extras] = tape.op(op.segment, local, inputs, outputs, { groups });
+    // Under autocast a convolution's or linear layer's weight is cast to 16 bits once (autocast's
+    // cache) and saved until its backward (src/plan/autocast.ts, which says why the copy also
+    // stands for the 16-bit gradient there; batch norm runs on the 16-bit input with fp32 weights).
+    const casts = weightCopies && op.parameters > 0 && (op.type === "conv" || op.type === "linear");
+    if (casts) outputs.push({ name: `${AUTOCAST_PREFIX}${op.name}.weight`, size: { fixedBytes: 2 * op.parameters, perSampleBytes: 0 }, category: "activations", requiresGrad: false });
+    // Under autocast each op's gradients are planned from its own backward (the copies end there;
+    // checked against the torch 2.13 traces), elsewhere from the block's first backward as measured.
+    const [out, ...extras] = tape.op(op.segment, local, inputs, outputs, { groups, ...(weightCopies && op.parameters > 0 && { parameters: op.parameters }) });
     values.set(op.output, out!);
     tape.ops.at(-1)!.saves.push(...op.saves.map((v) => (v === op.output ? out! : at(v))), ...extras);
   }

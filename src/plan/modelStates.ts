@@ -1,4 +1,5 @@
 // Weights, gradients and optimizer states as planned tensors, after tensor parallelism, ZeRO and offloading.
+import { autocastLayout } from "./autocast.js";
 import { optimizerStates, shardBytes, weightBytes, zeroShards } from "./bytesPerParameter.js";
 import type { HostPlan, PlannedTensor } from "./memoryPlan.js";
 import { hostOptimizerStates, offloads } from "./offload.js";
@@ -12,6 +13,12 @@ export interface StateTimeline {
   phases: TrainingPhases;
   /** The phase in which each group's gradients are first produced (the backward of its last op). */
   gradientStarts: Map<string, number>;
+  /**
+   * Per group, when known: each op's parameters (elements, in the group's tensor order) and the
+   * backward that makes their gradients. A group listing its tensors then starts each tensor's
+   * gradient there instead of at the group's first backward.
+   */
+  parameterGradientStarts?: Map<string, { phase: number; parameters: number }[]>;
   /** Elements of the largest parameter tensor on one rank (single-tensor optimizers' temporaries). */
   largestTensorElements: number;
 }
@@ -80,17 +87,21 @@ function shardsOf(setup: ResolvedSetup, group?: StateGroup): ReturnType<typeof z
  *   group's full gradients exist on the GPU before they are reduce-scattered or copied out.
  * With both, ZeRO-3 holds DeepSpeed's `largest_layer_memory = 4 × largest_layer_params`.
  *
+ * Under torch.cuda.amp's layout (src/plan/autocast.ts) the weights, gradients and states are fp32's.
+ *
  * On a training step's timeline (`step`): weights and optimizer states live throughout; a group's
  * gradients from the backward that first produces them to `optimizer.step` (zero_grad sets them
  * to None); the optimizer's temporaries (src/plan/optimizerStep.ts) in `optimizer.step` only.
  * Without `step` every tensor is live throughout.
  */
 export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, step?: StateTimeline): PlannedTensor[] {
-  const weight = weightBytes(setup.precision);
+  // torch.cuda.amp (src/plan/autocast.ts) keeps fp32's model states; its 16-bit copies are on the step's tape.
+  const stored = autocastLayout(setup) ? "fp32" : setup.precision;
+  const weight = weightBytes(stored);
   const training = setup.mode === "train";
   const offload = offloads(setup.offload);
   const shards = shardsOf(setup);
-  const states = training ? optimizerStates(setup.precision, setup.optimizer) : [];
+  const states = training ? optimizerStates(stored, setup.optimizer) : [];
   const tensors: PlannedTensor[] = [];
   let largestGroup = 0;
   let largestTrainable = 0;
@@ -107,9 +118,11 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
     if (!offload.params) tensors.push(...stateTensors(group, "weights", "parameters", weight, shardBytes(weightBytesPerRank(group, n, weight), groupShards.parameters), perTensor && groupShards.parameters === 1));
     if (!group.frozen) largestTrainable = Math.max(largestTrainable, n);
     if (!training || offload.optimizer || group.frozen) continue;
-    for (const grads of stateTensors(group, "grads", "gradients", weight, shardBytes(n * weight, groupShards.gradients), perTensor && groupShards.gradients === 1)) {
+    const gradientTensors = stateTensors(group, "grads", "gradients", weight, shardBytes(n * weight, groupShards.gradients), perTensor && groupShards.gradients === 1);
+    const tensorStarts = step !== undefined && gradientTensors.length > 1 ? tensorGradientStarts(group, step.parameterGradientStarts?.get(group.stage ?? group.name)) : undefined;
+    for (const [k, grads] of gradientTensors.entries()) {
       if (step !== undefined) {
-        const produced = step.gradientStarts.get(group.stage ?? group.name) ?? step.phases.backward(0);
+        const produced = tensorStarts?.[k] ?? step.gradientStarts.get(group.stage ?? group.name) ?? step.phases.backward(0);
         if (kept) {
           // Already there when backward makes this micro-batch's gradient: autograd's AccumulateGrad
           // adds the new one in place (`variable_grad += new_grad`, torch/csrc/autograd/functions/
@@ -165,6 +178,27 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
     }
   }
   return tensors;
+}
+
+/**
+ * Each of a group's tensors' gradient start: the backward of the op whose parameters it is among
+ * (ops in forward order, their parameters in the group's tensor order); undefined when the ops do
+ * not account for the group's tensors exactly.
+ */
+function tensorGradientStarts(group: StateGroup, ops: { phase: number; parameters: number }[] | undefined): number[] | undefined {
+  if (ops === undefined || group.tensors === undefined) return undefined;
+  const starts: number[] = [];
+  let t = 0;
+  for (const op of ops) {
+    let left = op.parameters;
+    while (left > 0 && t < group.tensors.length) {
+      left -= group.tensors[t]!;
+      starts.push(op.phase);
+      t++;
+    }
+    if (left !== 0) return undefined;
+  }
+  return t === group.tensors.length ? starts : undefined;
 }
 
 /**

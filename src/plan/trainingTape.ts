@@ -51,6 +51,8 @@ export interface TapeOp {
   forwardTemporaries: { name: string; size: Size }[];
   /** Values that stay allocated at least through this op's forward though it does not read them (a Python local of the function running it). */
   holds: number[];
+  /** Elements of the parameters it uses, when known: their gradients are made by its backward (`gradientStartsByOp`). */
+  parameters?: number;
 }
 
 export interface OpOptions {
@@ -60,6 +62,8 @@ export interface OpOptions {
   backwardTemporaries?: { name: string; size: Size }[];
   forwardTemporaries?: { name: string; size: Size }[];
   holds?: number[];
+  /** Elements of the group's parameters it uses (its parameter tensors, in the group's order). */
+  parameters?: number;
   /** Whether it has trainable parameters (default: when it names parameter groups); frozen ops' outputs need a gradient only if an input does. */
   trains?: boolean;
 }
@@ -186,6 +190,7 @@ export class TrainingTape {
       backwardTemporaries: options.backwardTemporaries ?? NONE_TEMPORARY,
       forwardTemporaries: options.forwardTemporaries ?? NONE_TEMPORARY,
       holds: options.holds ?? [],
+      ...(options.parameters !== undefined && { parameters: options.parameters }),
     });
   }
 
@@ -200,7 +205,12 @@ export class TrainingTape {
    * checkpointing — the op runs in forward without keeping anything for backward, and again when
    * backward reaches its stage, from where its outputs live as saved. Model states are not on the tape.
    */
-  timeline(options: { recomputed?: (op: TapeOp) => boolean } = {}): { phases: TrainingPhases; tensors: PlannedTensor[]; gradientStarts: Map<string, number> } {
+  timeline(options: { recomputed?: (op: TapeOp) => boolean } = {}): {
+    phases: TrainingPhases;
+    tensors: PlannedTensor[];
+    gradientStarts: Map<string, number>;
+    parameterGradientStarts: Map<string, { phase: number; parameters: number }[]>;
+  } {
     const stageOps: { op: TapeOp; i: number }[][] = [...this.stages, "loss"].map(() => []);
     this.ops.forEach((op, i) => stageOps[op.stage]!.push({ op, i }));
     const stages: Stage[] = [...this.stages, "loss"].map((name, k) => {
@@ -280,10 +290,17 @@ export class TrainingTape {
     tensors.push(...this.gradients(backwardPhase));
 
     const gradientStarts = new Map<string, number>();
+    const parameterGradientStarts = new Map<string, { phase: number; parameters: number }[]>();
     this.ops.forEach((op, i) => {
-      for (const g of op.groups) gradientStarts.set(g, Math.min(gradientStarts.get(g) ?? Number.POSITIVE_INFINITY, backwardPhase[i]!));
+      for (const g of op.groups) {
+        gradientStarts.set(g, Math.min(gradientStarts.get(g) ?? Number.POSITIVE_INFINITY, backwardPhase[i]!));
+        if (op.parameters === undefined) continue;
+        const list = parameterGradientStarts.get(g) ?? [];
+        list.push({ phase: backwardPhase[i]!, parameters: op.parameters });
+        parameterGradientStarts.set(g, list);
+      }
     });
-    return { phases, tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0), gradientStarts };
+    return { phases, tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0), gradientStarts, parameterGradientStarts };
   }
 
   /**

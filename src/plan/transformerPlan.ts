@@ -2,6 +2,7 @@
 import { invalidArgument } from "../errors.js";
 import { largestParameterTensor, visionTokens } from "../workload/transformer.js";
 import type { TransformerWorkload } from "../workload/workload.js";
+import { autocastLayout } from "./autocast.js";
 import { weightBytes } from "./bytesPerParameter.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
 import { adaptedLinears, savesInputOf, type LoraSetup } from "./lora.js";
@@ -142,11 +143,14 @@ function tensorParallelWidths(workload: TransformerWorkload, tp: number): { head
 export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSetup): MemoryPlan {
   const arch = workload.architecture;
   const { s, imageSize } = sequenceOf(workload, setup);
+  const autocast = autocastLayout(setup);
   const shape: Shape = {
     arch,
     s,
     e: weightBytes(setup.precision),
-    weightBytes: weightBytes(setup.precision),
+    autocast,
+    r: autocast ? 4 : weightBytes(setup.precision),
+    weightBytes: autocast ? 4 : weightBytes(setup.precision),
     tp: setup.tp,
     sequenceParallel: setup.sequenceParallel,
     attention: plannedKernel(arch, setup),

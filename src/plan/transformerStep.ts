@@ -1,6 +1,8 @@
 // A transformer's training step as autograd records it: embeddings, each layer op by op, the head and the loss.
 import type { TransformerArchitecture } from "../workload/transformer.js";
+import { layerLinears } from "../workload/transformer.js";
 import { isFused, type AttentionKernel } from "./attentionKernel.js";
+import { AUTOCAST_PREFIX } from "./autocast.js";
 import { adaptedLinears, savesInputOf, type LoraSetup } from "./lora.js";
 import { routedTokens } from "./moe.js";
 import type { ResolvedSetup } from "./setup.js";
@@ -12,8 +14,15 @@ export interface Shape {
   arch: TransformerArchitecture;
   /** Tokens per sample. */
   s: number;
-  /** Bytes of one activation element: 4 in fp32, 2 in fp16/bf16/amp. */
+  /** Bytes of one activation element: 4 in fp32, 2 in fp16/bf16/amp (under autocast: what matmuls make). */
   e: number;
+  /**
+   * torch.autocast over fp32 weights (src/plan/autocast.ts): each matmul casts its fp32 input and
+   * its weight to `e` bytes (the weight once, into autocast's cache, saved until its backward).
+   */
+  autocast: boolean;
+  /** Bytes of one element of the residual stream and the norms: 4 under autocast (fp32 embeddings, fp32 adds, layer_norm on autocast's fp32 list), else `e`. */
+  r: number;
   /** Bytes of one weight (the tied embedding's gradient). */
   weightBytes: number;
   tp: number;
@@ -65,7 +74,7 @@ const fixed = (bytes: number): Size => ({ fixedBytes: bytes, perSampleBytes: 0 }
  *   :].contiguous()`), upcasts them to fp32 under amp, and log_softmax saves its fp32 output.
  */
 export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTape {
-  const { arch, s, e } = shape;
+  const { arch, s, e, r } = shape;
   const h = arch.hiddenSize;
   const d = arch.headDim;
   const tape = new TrainingTape(transformerStages(arch.layers));
@@ -74,7 +83,8 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
   /** A tensor outside the tensor-parallel region: split only under sequence parallelism. */
   const replicated = (bytes: number): Size => perSample(sp ? Math.ceil(bytes / shape.tp) : bytes);
   const split = perSample;
-  const hidden = () => replicated(e * s * h);
+  /** The residual stream's width (fp32 under autocast). */
+  const hidden = () => replicated(r * s * h);
   const heldKv = arch.kind === "decoder" && setup.checkpointing !== "full";
 
   const normStats = (stage: number, prefix: string) =>
@@ -101,11 +111,12 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
    */
   const rmsNorm = (stage: number, prefix: string, input: number, outputName: string, group: string): number => {
     const name = local(prefix);
-    const upcast = e === 4 ? input : tape.op(stage, `${name}.upcast`, [input], [{ name: `${prefix}.input_fp32`, size: replicated(4 * s * h) }])[0]!;
+    const inputFp32 = tape.sizeOf(input).perSampleBytes === replicated(4 * s * h).perSampleBytes;
+    const upcast = inputFp32 ? input : tape.op(stage, `${name}.upcast`, [input], [{ name: `${prefix}.input_fp32`, size: replicated(4 * s * h) }])[0]!;
     const [normalized, rstd] = tape.op(stage, name, [upcast], [
       { name: `${prefix}.normalized`, size: hidden() },
       { name: `${prefix}.rstd`, size: replicated(4 * s), requiresGrad: false },
-    ], { forwardTemporaries: e === 4 ? [] : [{ name: `${prefix}.normalized_fp32`, size: replicated(4 * s * h) }] });
+    ], { forwardTemporaries: inputFp32 ? [] : [{ name: `${prefix}.normalized_fp32`, size: replicated(4 * s * h) }] });
     tape.ops.at(-1)!.saves.push(upcast, rstd!);
     const [out] = tape.op(stage, `${name}.weight`, [normalized!], [{ name: outputName, size: hidden() }], { saves: [normalized!], groups: [group], trains: shape.lora === undefined });
     return out!;
@@ -130,8 +141,10 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
   /** Lookups a base model keeps as locals until it returns (GPT2Model.forward's inputs_embeds and position_embeds). */
   const embeddingLocals: number[] = [];
   if (arch.vision) {
-    const [patches] = tape.op(0, "patch_embedding", [ids], [{ name: "embeddings.patches", size: hidden() }], { saves: [ids], groups: ["embeddings"] });
-    const [tokens] = tape.op(0, "class_token", [patches!], [{ name: "embeddings.tokens", size: hidden() }], { groups: ["embeddings"], passGradient: true });
+    // Under autocast the convolution runs in 16 bits (its weight cast into autocast's cache) and the class token's cat promotes back to fp32.
+    const { vision } = arch;
+    const patches = matmulOp(tape, shape, 0, "patch_embedding", "embeddings.patch", ids, { inFeatures: vision.channels * vision.patchSize ** 2, outFeatures: h, bias: true }, { name: "embeddings.patches", size: replicated(e * s * h) }, { groups: ["embeddings"], trains: true, savesInput: true, castsInput: false });
+    const [tokens] = tape.op(0, "class_token", [patches], [{ name: "embeddings.tokens", size: hidden() }], { groups: ["embeddings"], passGradient: true });
     x = tape.op(0, "positions", [tokens!], [{ name: firstInputName, size: hidden() }], { groups: ["embeddings"], passGradient: true })[0]!;
   } else {
     const tied = arch.tieEmbeddings && arch.head === "lm" && shape.lora === undefined;
@@ -154,7 +167,7 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
     if (arch.positions === "learned") {
       // position_ids = arange(s), int64, which the lookup's backward keeps.
       const [positionIds] = tape.op(0, "position_ids", [], [{ name: "embeddings.position_ids", size: fixed(8 * s), requiresGrad: false }]);
-      const [positions] = tape.op(0, "position_embeddings", [positionIds!], [{ name: "embeddings.positions", size: fixed(e * s * h), requiresGrad: trains }], { groups: ["embeddings"], saves: [positionIds!] });
+      const [positions] = tape.op(0, "position_embeddings", [positionIds!], [{ name: "embeddings.positions", size: fixed(r * s * h), requiresGrad: trains }], { groups: ["embeddings"], saves: [positionIds!] });
       if (arch.fusedQkv) embeddingLocals.push(positions!);
       sum = arch.tokenTypes > 0
         ? tape.inPlace(0, "add_positions", sum, [positions!], { passGradient: true })
@@ -166,7 +179,7 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
 
   for (let i = 0; i < arch.layers; i++) {
     const next = i + 1 < arch.layers ? (arch.postNorm ? `layers.${i + 1}.attention.input` : `layers.${i + 1}.norm1.input`) : arch.finalNorm ? "head.norm.input" : "head.input";
-    x = (arch.postNorm ? postNormLayer : preNormLayer)(tape, shape, setup, i, x, next, { norm, dropout, split, replicated, hidden, heldKv });
+    x = (arch.postNorm ? postNormLayer : preNormLayer)(tape, shape, setup, i, x, next, { norm, dropout, split, replicated, hidden, linearOutput: () => replicated(e * s * h), heldKv });
   }
 
   // The head (stage L + 1) and the loss.
@@ -195,13 +208,14 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
   switch (arch.head) {
     case "lm": {
       // A frozen head (a LoRA model's) keeps no input: only the gradient to x is needed.
-      const [logits] = tape.op(head, "lm_head", [x], [{ name: "head.logits", size: perSample(e * s * vocab), heldToLoss: true }], {
-        saves: shape.lora === undefined ? [x] : [],
+      const logits = matmulOp(tape, shape, head, "lm_head", "head.lm_head", x, { inFeatures: h, outFeatures: vocab, bias: false }, { name: "head.logits", size: perSample(e * s * vocab), heldToLoss: true }, {
         groups: [arch.tieEmbeddings ? "embeddings" : "head"],
+        trains: shape.lora === undefined,
+        savesInput: shape.lora === undefined,
       });
       if (setup.hfLoss === "legacy") {
         // transformers < 4.46 shifts the logits and the labels by one token with copies, kept until the model returns.
-        const [shifted] = tape.views(loss, "shift_logits", logits!, [perSample(e * (s - 1) * vocab)]);
+        const [shifted] = tape.views(loss, "shift_logits", logits, [perSample(e * (s - 1) * vocab)]);
         const [copy] = tape.op(loss, "shift_logits_copy", [shifted!], [{ name: "loss.shift_logits", size: perSample(e * (s - 1) * vocab), heldToLoss: true }], { passGradient: true });
         tape.op(loss, "shift_labels_copy", [], [{ name: "loss.shift_labels", size: perSample(8 * (s - 1)), requiresGrad: false, heldToLoss: true }]);
         crossEntropy(copy!, s - 1, vocab, labels);
@@ -211,7 +225,7 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
         // (`pad(labels, (0, 1))[..., 1:].contiguous()`), every position's logits into the loss.
         const [padded] = tape.op(loss, "pad_labels", [], [{ name: "loss.padded_labels", size: perSample(8 * (s + 1)), requiresGrad: false }]);
         const [shiftLabels] = tape.op(loss, "shift_labels_copy", [padded!], [{ name: "loss.shift_labels", size: perSample(8 * s), requiresGrad: false }]);
-        crossEntropy(logits!, s, vocab, shiftLabels!);
+        crossEntropy(logits, s, vocab, shiftLabels!);
       }
       break;
     }
@@ -220,18 +234,18 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
       // A view of the first token, `hidden_states[:, 0]` (a slice, then a select): the linear saves
       // it, keeping the whole last hidden state; each view's backward makes a full-size gradient.
       const [sliced] = tape.views(head, "slice", x, [hidden()]);
-      const [first] = tape.views(head, "first_token", sliced!, [perSample(e * h)]);
+      const [first] = tape.views(head, "first_token", sliced!, [perSample(r * h)]);
       let out = first!;
       if (arch.head === "pooler") {
-        out = tape.op(head, "pooler", [out], [{ name: "head.pooler.output", size: perSample(e * h) }], { saves: [out], groups: ["head"] })[0]!;
+        out = matmulOp(tape, shape, head, "pooler", "head.pooler", out, { inFeatures: h, outFeatures: h, bias: true }, { name: "head.pooler.output", size: perSample(e * h) }, { groups: ["head"], trains: true, savesInput: true, rows: 1 });
         const [tanh] = tape.op(head, "tanh", [out], [{ name: "head.pooler.tanh", size: perSample(e * h) }], { groups: ["head"] });
         tape.ops.at(-1)!.saves.push(tanh!);
         out = tanh!;
       }
       if (arch.classes > 0) {
         if (arch.head === "pooler") out = dropout(head, "head", out, perSample(e * h), "head.classifier.input", arch.dropout, perSample(h));
-        const [logits] = tape.op(head, "classifier", [out], [{ name: "head.logits", size: perSample(e * arch.classes) }], { saves: [out], groups: ["head"] });
-        crossEntropy(logits!, 1, arch.classes, labels);
+        const logits = matmulOp(tape, shape, head, "classifier", "head.classifier", out, { inFeatures: h, outFeatures: arch.classes, bias: true }, { name: "head.logits", size: perSample(e * arch.classes) }, { groups: ["head"], trains: true, savesInput: true, rows: 1 });
+        crossEntropy(logits, 1, arch.classes, labels);
       } else {
         tape.op(loss, "sum", [out], [{ name: "loss.value", size: fixed(4) }]);
       }
@@ -252,6 +266,57 @@ interface LinearOutput {
   heldToLoss?: boolean;
 }
 
+/** A weight matrix as a matmul sees it: `inFeatures × outFeatures`, and whether a bias is added. */
+interface MatmulWeight {
+  inFeatures: number;
+  outFeatures: number;
+  bias?: boolean;
+}
+
+/**
+ * One matmul by a weight (a linear layer, the LM head, a patch convolution). Without autocast: the
+ * op, saving its input when asked. Under autocast (torch 2.13 traces, `vramfit trace --precision
+ * amp`, one op each): an fp32 input is cast to a 16-bit copy, which the matmul saves instead
+ * (each matmul casts its own: Llama's q, k and v projections make three copies of one norm
+ * output); the weight's 16-bit copy (`autocast.<name>.weight`) is made once and saved until the
+ * op's backward (frozen weights are not cached, but still saved while the input needs a
+ * gradient); a bias's copy stays in autocast's cache until the region exits after the loss. In
+ * backward the copy also stands for the weight's 16-bit gradient (src/plan/autocast.ts).
+ */
+function matmulOp(
+  tape: TrainingTape,
+  shape: Shape,
+  stage: number,
+  opName: string,
+  name: string,
+  input: number,
+  weight: MatmulWeight,
+  output: LinearOutput,
+  options: { groups: string[]; trains: boolean; savesInput: boolean; castsInput?: boolean; rows?: number },
+): number {
+  if (!shape.autocast) {
+    return tape.op(stage, opName, [input], [output], { saves: options.savesInput ? [input] : [], groups: options.groups, trains: options.trains })[0]!;
+  }
+  const { e } = shape;
+  const elements = weight.inFeatures * weight.outFeatures;
+  // The input is fp32 when it is 4 bytes an element (autocast implies no tensor parallelism: its width is inFeatures).
+  const rows = options.rows ?? shape.s;
+  const inputFp32 = (options.castsInput ?? true) && tape.sizeOf(input).perSampleBytes === 4 * rows * weight.inFeatures;
+  const x = inputFp32 ? tape.op(stage, `${opName}.cast_input`, [input], [{ name: `${name}.input_16bit`, size: perSample(e * rows * weight.inFeatures) }])[0]! : input;
+  const needed = options.trains || tape.requiresGrad(x);
+  const copies: { name: string; size: Size; category?: "activations" | "workspace"; requiresGrad: boolean; heldToLoss?: boolean }[] = [
+    { name: `${AUTOCAST_PREFIX}${name}.weight`, size: fixed(e * elements), category: needed ? "activations" : "workspace", requiresGrad: false },
+  ];
+  if (weight.bias) copies.push({ name: `${AUTOCAST_PREFIX}${name}.bias`, size: fixed(e * weight.outFeatures), category: "workspace", requiresGrad: false, heldToLoss: options.trains });
+  const [out, weightCopy] = tape.op(stage, opName, [x], [output, ...copies], {
+    saves: options.savesInput ? [x] : [],
+    groups: options.groups,
+    trains: options.trains,
+  });
+  if (needed) tape.ops.at(-1)!.saves.push(weightCopy!);
+  return out!;
+}
+
 /**
  * A linear layer of layer `p` (its name in layerLinears: q, k, v, qkv, o, up, gate, down, …). It
  * saves its input when its weight trains, or when an adapter on it does (a frozen matrix needs no
@@ -264,10 +329,12 @@ function linearOp(tape: TrainingTape, shape: Shape, stage: number, p: string, na
   const keeps = shape.lora === undefined || adapter !== undefined;
   // A frozen 4-bit matrix (QLoRA) keeps its input when that input needs a gradient (layers past the first adapter).
   const quantizedKeeps = shape.quantizedSavesInput && tape.requiresGrad(input);
+  const weight = layerLinears(shape.arch).find((l) => l.name === name) ?? { inFeatures: 0, outFeatures: 0 };
+  const trains = shape.lora === undefined;
   if (adapter === undefined) {
-    return tape.op(stage, opName, [input], [output], { saves: keeps || quantizedKeeps ? [input] : [], groups: [p], trains: shape.lora === undefined })[0]!;
+    return matmulOp(tape, shape, stage, opName, `${p}.${name}`, input, weight, output, { groups: [p], trains, savesInput: keeps || quantizedKeeps });
   }
-  const [base] = tape.op(stage, opName, [input], [{ name: `${p}.lora.${name}.base_output`, size: output.size }], { saves: quantizedKeeps ? [input] : [], groups: [p], trains: false });
+  const base = matmulOp(tape, shape, stage, opName, `${p}.${name}`, input, weight, { name: `${p}.lora.${name}.base_output`, size: output.size }, { groups: [p], trains: false, savesInput: quantizedKeeps });
   const r = shape.lora!.rank * adapter.copies;
   // PEFT's `lora_B(lora_A(dropout(x)))` (peft 0.21 tuners/lora/layer.py, Linear.forward): with
   // lora_dropout > 0 each adapter drops its own copy of x (native_dropout: the output and a
@@ -285,7 +352,7 @@ function linearOp(tape: TrainingTape, shape: Shape, stage: number, p: string, na
   const [a] = tape.op(stage, `lora.${name}.a`, [adapterInput], [{ name: `${p}.lora.${name}.a_output`, size: perSample(shape.e * shape.s * r) }], { saves: [adapterInput], groups: [p] });
   const [b] = tape.op(stage, `lora.${name}.b`, [a!], [{ name: `${p}.lora.${name}.b_output`, size: output.size }], { saves: [a!], groups: [p] });
   const [scaled] = tape.op(stage, `lora.${name}.scale`, [b!], [{ name: `${p}.lora.${name}.scaled`, size: output.size }]);
-  return tape.op(stage, `lora.${name}.add`, [base!, scaled!], [output], { passGradient: true })[0]!;
+  return tape.op(stage, `lora.${name}.add`, [base, scaled!], [output], { passGradient: true })[0]!;
 }
 
 interface LayerHelpers {
@@ -294,20 +361,25 @@ interface LayerHelpers {
   split: (bytes: number) => Size;
   replicated: (bytes: number) => Size;
   hidden: () => Size;
+  /** A linear layer's output across the hidden width (`e` bytes: 16 bits under autocast). */
+  linearOutput: () => Size;
   heldKv: boolean;
 }
 
 /**
  * Self-attention from the projections' input to the output projection's input (`attention.output`).
- * Returns the value the output projection reads.
+ * Returns the value the output projection reads, and the locals the attention module keeps until
+ * it returns (after the output projection).
  */
-function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage: number, p: string, input: number, help: LayerHelpers): number {
+function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage: number, p: string, input: number, help: LayerHelpers): { output: number; locals: number[] } {
   const { arch, s, e } = shape;
+  const h = arch.hiddenSize;
   const d = arch.headDim;
   const q = e * s * shape.heads * d;
   const kv = e * s * shape.kvHeads * d;
   const scores = e * shape.heads * s * s;
   const flash = isFused(shape.attention);
+  const rotary = arch.positions === "rotary" && !arch.vision;
   const cache = help.heldKv ? "kvCache" : "workspace";
   let query: number;
   let key: number;
@@ -322,18 +394,54 @@ function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage
     // With Q/K norms (Qwen3, Gemma 3) the projections are the norms' saved inputs.
     const projection = (linear: string, name: string, bytes: number, held: boolean) => {
       const normed = arch.qkNorm && name !== "value";
-      const saved = normed ? `${name}_norm_input` : flash ? name : `${name}_proj`;
-      const category = normed || flash ? "activations" : held ? cache : "workspace";
-      return linearOp(tape, shape, stage, p, linear, `attention.${name}_proj`, input, { name: `${p}.attention.${saved}`, size: help.split(bytes), category, heldToLoss: held });
+      const rotated = rotary && name !== "value";
+      const saved = normed ? `${name}_norm_input` : flash && !rotated ? name : `${name}_proj`;
+      const category = normed || (flash && !rotated) ? "activations" : held && !rotated ? cache : "workspace";
+      return linearOp(tape, shape, stage, p, linear, `attention.${name}_proj`, projectionInput, { name: `${p}.attention.${saved}`, size: help.split(bytes), category, heldToLoss: held && !rotated });
     };
+    // torchvision's ViT runs nn.MultiheadAttention, whose packed in_proj projects Q, K and V in one
+    // F.linear (F.multi_head_attention_forward, self-attention): under autocast one 16-bit copy of
+    // the input serves the three, where Hugging Face's separate projections each cast their own.
+    const projectionInput = arch.vision && shape.autocast ? tape.op(stage, "attention.in_proj.cast_input", [input], [{ name: `${p}.attention.in_proj.input_16bit`, size: help.split(e * s * h) }])[0]! : input;
     query = projection("q", "query", q, false);
     key = projection("k", "key", kv, help.heldKv);
     value = projection("v", "value", kv, help.heldKv);
     if (arch.qkNorm) {
       const headNorm = (x: number, name: string, bytes: number) =>
-        tape.op(stage, `attention.${name}_norm`, [x], [{ name: `${p}.attention.${flash ? name : `${name}_normed`}`, size: help.split(bytes) }], { saves: [x], groups: [p] })[0]!;
+        tape.op(stage, `attention.${name}_norm`, [x], [{ name: `${p}.attention.${flash && !rotary ? name : `${name}_normed`}`, size: help.split(bytes) }], { saves: [x], groups: [p] })[0]!;
       query = headNorm(query, "query", q);
       key = headNorm(key, "key", kv);
+    }
+  }
+  /** Values the attention's Python function keeps as locals until it returns (after the output projection). */
+  const locals: number[] = [];
+  if (rotary) {
+    // apply_rotary_pos_emb (transformers 5.18 modeling_llama.py): `q * cos + rotate_half(q) * sin`,
+    // rotate_half = `cat((-x2, x1))`: a negated half and the rotated copy, both in q's dtype, and two
+    // products and their sum, in cos's dtype — q's own, except under autocast, where cos and sin
+    // follow the fp32 residual stream (LlamaRotaryEmbedding: `cos.to(dtype=x.dtype)`), so the
+    // rotated Q and K are fp32. Counted in the torch 2.13 trace of Llama-3.2-1B (vramfit trace, per
+    // layer: mul, neg, cat, mul, add for each of Q and K). cos and sin (s × head size, fp32, shared
+    // by the layers) are left out.
+    const rope = (x: number, name: string, bytes: number, held: boolean): number => {
+      const out = help.split(shape.autocast ? (bytes * 4) / e : bytes);
+      const op = (step: string, inputs: number[], output: string, size: Size, passGradient = false) =>
+        tape.op(stage, `attention.${name}_rope.${step}`, inputs, [{ name: `${p}.attention.${name}_rope_${output}`, size }], { passGradient })[0]!;
+      const cosPart = op("cos", [x], "cos", out);
+      const negated = op("neg", [x], "neg", help.split(bytes / 2));
+      const rotatedHalf = op("cat", [negated, x], "rotated", help.split(bytes));
+      const sinPart = op("sin", [rotatedHalf], "sin", out);
+      const saved = flash && !shape.autocast ? name : `${name}_embed`;
+      return tape.op(stage, `attention.${name}_rope.add`, [cosPart, sinPart], [{ name: `${p}.attention.${saved}`, size: out, heldToLoss: held, ...(held && !flash && { category: cache }) }], { passGradient: true })[0]!;
+    };
+    query = rope(query, "query", q, false);
+    key = rope(key, "key", kv, help.heldKv && !arch.fusedQkv);
+    if (flash && shape.autocast) {
+      // SDPA is on autocast's 16-bit list: it casts the fp32 rotated Q and K and saves the copies.
+      locals.push(query, key);
+      const cast = (x: number, name: string, bytes: number) => tape.op(stage, `attention.${name}_cast`, [x], [{ name: `${p}.attention.${name}`, size: help.split(bytes) }])[0]!;
+      query = cast(query, "query", q);
+      key = cast(key, "key", kv);
     }
   }
   if (flash) {
@@ -347,7 +455,7 @@ function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage
       { name: `${p}.attention.logsumexp`, size: help.split(4 * shape.heads * rows), requiresGrad: false },
     ]);
     tape.ops.at(-1)!.saves.push(query, key, value, out!, lse!);
-    return out!;
+    return { output: out!, locals };
   }
   // matmul copies the permuted heads into contiguous batches, and saves the copies.
   const copy = (source: number, name: string, bytes: number) => tape.op(stage, `attention.${name}_copy`, [source], [{ name: `${p}.attention.${name}`, size: help.split(bytes) }], { passGradient: true })[0]!;
@@ -380,7 +488,7 @@ function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage
   // BERT's BertSelfAttention.forward keeps its locals (the three projections, the masked scores
   // `attention_scores`) until it returns the merged heads (modeling_bert.py).
   if (arch.postNorm) tape.hold(query, key, value, masked);
-  return merged;
+  return { output: merged, locals };
 }
 
 /** The feed-forward network from its input to the down projection's output. */
@@ -388,8 +496,8 @@ function mlp(tape: TrainingTape, shape: Shape, stage: number, p: string, input: 
   const { arch, s, e } = shape;
   const f = help.split(e * s * shape.ffn);
   const linear = (layerLinear: string, name: string, from: number, output: string, size: Size) => linearOp(tape, shape, stage, p, layerLinear, `mlp.${name}`, from, { name: `${p}.mlp.${output}`, size });
-  const elementwise = (name: string, inputs: number[], output: string, saves: number[] | "output" = [], passGradient = false) => {
-    const [out] = tape.op(stage, `mlp.${name}`, inputs, [{ name: `${p}.mlp.${output}`, size: f }], { passGradient });
+  const elementwise = (name: string, inputs: number[], output: string, saves: number[] | "output" = [], passGradient = false, size = f) => {
+    const [out] = tape.op(stage, `mlp.${name}`, inputs, [{ name: `${p}.mlp.${output}`, size }], { passGradient });
     tape.ops.at(-1)!.saves.push(...(saves === "output" ? [out!] : saves));
     return out!;
   };
@@ -412,20 +520,24 @@ function mlp(tape: TrainingTape, shape: Shape, stage: number, p: string, input: 
     down = elementwise("product", [act, up], "down_input", [act, up]);
   } else if (arch.activation === "gelu_new") {
     // 0.5 * u * (1.0 + tanh(sqrt(2/π) * (u + 0.044715 * u³))), op by op as Python evaluates it.
+    // Under autocast `torch.pow` is on autocast's fp32 list: u is cast to an fp32 copy (which pow
+    // saves), and every op after it promotes to fp32 (the torch 2.13 trace of GPT-2 under amp).
     const u = linear("up", "fc", input, "act_input", f);
+    const w = shape.autocast ? help.split(4 * s * shape.ffn) : f;
     const half = elementwise("gelu.half", [u], "gelu_half");
-    const cube = elementwise("gelu.cube", [u], "gelu_cube", [u]);
-    const scaledCube = elementwise("gelu.scale_cube", [cube], "gelu_scaled_cube");
-    const inner = elementwise("gelu.add", [u, scaledCube], "gelu_inner", [], true);
-    const scaledInner = elementwise("gelu.scale_inner", [inner], "gelu_scaled_inner");
-    const tanh = elementwise("gelu.tanh", [scaledInner], "gelu_tanh", "output");
-    const onePlus = elementwise("gelu.one_plus", [tanh], "gelu_one_plus_tanh", [], true);
-    down = elementwise("gelu.product", [half, onePlus], "down_input", [half, onePlus]);
+    const powInput = shape.autocast ? elementwise("gelu.upcast", [u], "gelu_input_fp32", [], false, w) : u;
+    const cube = elementwise("gelu.cube", [powInput], "gelu_cube", [powInput], false, w);
+    const scaledCube = elementwise("gelu.scale_cube", [cube], "gelu_scaled_cube", [], false, w);
+    const inner = elementwise("gelu.add", [u, scaledCube], "gelu_inner", [], true, w);
+    const scaledInner = elementwise("gelu.scale_inner", [inner], "gelu_scaled_inner", [], false, w);
+    const tanh = elementwise("gelu.tanh", [scaledInner], "gelu_tanh", "output", false, w);
+    const onePlus = elementwise("gelu.one_plus", [tanh], "gelu_one_plus_tanh", [], true, w);
+    down = elementwise("gelu.product", [half, onePlus], "down_input", [half, onePlus], false, w);
   } else {
     const u = linear("up", "fc", input, "act_input", f);
     down = elementwise("act", [u], "down_input", [u]);
   }
-  return linearOp(tape, shape, stage, p, "down", "mlp.down_proj", down, { name: `${p}.${arch.sandwichNorms ? "norm_post_mlp.input" : "mlp.output"}`, size: help.hidden() });
+  return linearOp(tape, shape, stage, p, "down", "mlp.down_proj", down, { name: `${p}.${arch.sandwichNorms ? "norm_post_mlp.input" : "mlp.output"}`, size: help.linearOutput() });
 }
 
 /** GPT-2, Llama, ViT: x + attn(norm1(x)), then + mlp(norm2(·)). */
@@ -435,16 +547,17 @@ function preNormLayer(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, i:
   const stage = i + 1;
   const p = `layers.${i}`;
   const n1 = help.norm(stage, `${p}.norm1`, x, `${p}.attention.input`, p);
-  const merged = attention(tape, shape, setup, stage, p, n1, help);
-  let projected = linearOp(tape, shape, stage, p, "o", "attention.out_proj", merged, { name: `${p}.${arch.sandwichNorms ? "norm_post_attention.input" : "attention.projected"}`, size: help.hidden() });
+  const { output: merged, locals } = attention(tape, shape, setup, stage, p, n1, help);
+  let projected = linearOp(tape, shape, stage, p, "o", "attention.out_proj", merged, { name: `${p}.${arch.sandwichNorms ? "norm_post_attention.input" : "attention.projected"}`, size: help.linearOutput() });
+  if (locals.length > 0) tape.hold(...locals);
   // Gemma 2/3 normalize the attention's and the FFN's outputs too (post_attention_layernorm, post_feedforward_layernorm).
   if (arch.sandwichNorms) projected = help.norm(stage, `${p}.norm_post_attention`, projected, `${p}.attention.normalized`, p);
-  const attended = help.dropout(stage, `${p}.attention.residual`, projected, help.hidden(), `${p}.attention.residual_output`, arch.dropout, help.replicated(s * h));
+  const attended = help.dropout(stage, `${p}.attention.residual`, projected, tape.sizeOf(projected), `${p}.attention.residual_output`, arch.dropout, help.replicated(s * h));
   const [x2] = tape.op(stage, "attention.residual", [attended, x], [{ name: `${p}.norm2.input`, size: help.hidden() }], { passGradient: true });
   const n2 = help.norm(stage, `${p}.norm2`, x2!, `${p}.mlp.input`, p);
   let out = mlp(tape, shape, stage, p, n2, help);
   if (arch.sandwichNorms) out = help.norm(stage, `${p}.norm_post_mlp`, out, `${p}.mlp.normalized`, p);
-  const dropped = help.dropout(stage, `${p}.mlp.residual`, out, help.hidden(), `${p}.mlp.residual_output`, arch.dropout, help.replicated(s * h));
+  const dropped = help.dropout(stage, `${p}.mlp.residual`, out, tape.sizeOf(out), `${p}.mlp.residual_output`, arch.dropout, help.replicated(s * h));
   const output = tape.op(stage, "mlp.residual", [dropped, x2!], [{ name: next, size: help.hidden() }], { passGradient: true })[0]!;
   // GPT2Block.forward keeps `attn_output` (the attention's dropout output) until it returns (modeling_gpt2.py).
   if (arch.fusedQkv) tape.hold(attended);
@@ -457,16 +570,17 @@ function postNormLayer(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, i
   const h = arch.hiddenSize;
   const stage = i + 1;
   const p = `layers.${i}`;
-  const merged = attention(tape, shape, setup, stage, p, x, help);
-  const projected = linearOp(tape, shape, stage, p, "o", "attention.out_proj", merged, { name: `${p}.attention.projected`, size: help.hidden() });
-  const attended = help.dropout(stage, `${p}.attention.residual`, projected, help.hidden(), `${p}.attention.residual_output`, arch.dropout, help.replicated(s * h));
+  const { output: merged, locals } = attention(tape, shape, setup, stage, p, x, help);
+  const projected = linearOp(tape, shape, stage, p, "o", "attention.out_proj", merged, { name: `${p}.attention.projected`, size: help.linearOutput() });
+  const attended = help.dropout(stage, `${p}.attention.residual`, projected, tape.sizeOf(projected), `${p}.attention.residual_output`, arch.dropout, help.replicated(s * h));
+  if (locals.length > 0) tape.hold(...locals);
   const [sum1] = tape.op(stage, "attention.residual", [attended, x], [{ name: `${p}.norm1.input`, size: help.hidden() }], { passGradient: true });
   const y = help.norm(stage, `${p}.norm1`, sum1!, `${p}.mlp.input`, p);
   // BertSelfOutput.forward: `hidden_states = self.LayerNorm(hidden_states + input_tensor)` keeps the
   // dropout's output (the old hidden_states) until the norm returns.
   tape.hold(attended);
   const out = mlp(tape, shape, stage, p, y, help);
-  const dropped = help.dropout(stage, `${p}.mlp.residual`, out, help.hidden(), `${p}.mlp.residual_output`, arch.dropout, help.replicated(s * h));
+  const dropped = help.dropout(stage, `${p}.mlp.residual`, out, tape.sizeOf(out), `${p}.mlp.residual_output`, arch.dropout, help.replicated(s * h));
   const [sum2] = tape.op(stage, "mlp.residual", [dropped, y], [{ name: `${p}.norm2.input`, size: help.hidden() }], { passGradient: true });
   const layerOutput = help.norm(stage, `${p}.norm2`, sum2!, next, p);
   tape.hold(dropped); // BertOutput.forward, likewise

@@ -52,11 +52,17 @@ describe("the frozen base model and its adapters", () => {
     expect(tensor(p, "layers.0.grads")).toBeUndefined();
     expect(tensor(p, "layers.0.optimizer.exp_avg")).toBeUndefined();
     const adapters = 39_976_960 / 32;
-    expect(tensor(p, "layers.0.lora.grads")!.fixedBytes).toBe(2 * adapters);
-    expect(tensor(p, "layers.0.lora.optimizer.master")!.fixedBytes).toBe(4 * adapters);
+    // torch.cuda.amp's layout (src/plan/autocast.ts): fp32 adapters, fp32 gradients and states, no master copy.
+    expect(tensor(p, "layers.0.lora.grads")!.fixedBytes).toBe(4 * adapters);
+    expect(tensor(p, "layers.0.lora.optimizer.master")).toBeUndefined();
     expect(tensor(p, "layers.0.lora.optimizer.exp_avg_sq")!.fixedBytes).toBe(4 * adapters);
     const b = bytesByCategory(p, 1);
-    expect(b.optimizerStates).toBe(12 * 39_976_960);
+    expect(b.optimizerStates).toBe(8 * 39_976_960);
+    // ZeRO's layout (any --zero stage): 16-bit gradients, an fp32 master copy and fp32 states.
+    const zero = plan("llama-2-7b", { precision: "amp", lora, seq: 512, zeroStage: 1 });
+    expect(tensor(zero, "layers.0.lora.grads")!.fixedBytes).toBe(2 * adapters);
+    expect(tensor(zero, "layers.0.lora.optimizer.master")!.fixedBytes).toBe(4 * adapters);
+    expect(bytesByCategory(zero, 1).optimizerStates).toBe(12 * 39_976_960);
   });
 
   test("a frozen linear layer saves no input: with adapters on q and v only, the MLP's inputs are not kept", () => {

@@ -21,7 +21,7 @@ describe("PyTorch DDP's buckets (torch/nn/parallel/distributed.py)", () => {
   test("without gradient_as_bucket_view they are a second copy of every gradient", () => {
     const p = plan("gpt2", { seq: 1024, gpus: 4 });
     const gradients = sum(p.tensors.filter((t) => t.category === "gradients"));
-    expect(gradients).toBe(2 * 124_439_808);
+    expect(gradients).toBe(4 * 124_439_808); // amp without ZeRO: torch.cuda.amp's fp32 gradients (src/plan/autocast.ts)
     expect(sum(named(p, "ddp.bucket."))).toBe(gradients);
     expect(named(p, "ddp.bucket.").every((t) => t.category === "communication" && t.firstPhase === undefined)).toBe(true);
   });
@@ -36,7 +36,7 @@ describe("PyTorch DDP's buckets (torch/nn/parallel/distributed.py)", () => {
 
   test("with LoRA only the adapters' gradients are bucketed", () => {
     const p = plan("llama-2-7b", { seq: 512, gpus: 2, lora: { rank: 8, targets: ["q", "v"] } });
-    expect(sum(named(p, "ddp.bucket."))).toBe(2 * 4_194_304);
+    expect(sum(named(p, "ddp.bucket."))).toBe(4 * 4_194_304); // fp32 adapter gradients under torch.cuda.amp
   });
 
   test("ZeRO (DeepSpeed, not DDP) and a single GPU have no DDP buckets", () => {
@@ -61,7 +61,7 @@ describe("NCCL's buffers (nccl src/init.cc: DEFAULT_BUFFSIZE, DEFAULT_LL_BUFFSIZ
 
   test("plan shows them as the communication category", () => {
     const b = bytesByCategory(plan("gpt2", { seq: 1024, gpus: 4 }), 1);
-    expect(b.communication).toBe(2 * 124_439_808 + NCCL_COMMUNICATOR_BYTES);
+    expect(b.communication).toBe(4 * 124_439_808 + NCCL_COMMUNICATOR_BYTES);
   });
 
   test("--ddp-bucket-view needs DDP", () => {

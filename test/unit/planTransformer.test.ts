@@ -21,7 +21,9 @@ const a = 96;
 const t = 8;
 const v = 50257;
 const gpt3: TransformerWorkload = { kind: "transformer", name: "gpt3", architecture: gptArchitecture({ hiddenSize: h, layers: 96, heads: a, maxPositions: s }) };
-const korthikanti: RunSetup = { mode: "train", precision: "amp", optimizer: "adam", seq: s, attention: "eager" };
+// Megatron's 16-bit activations are fp16's here: without ZeRO or --tp, amp is torch.cuda.amp's
+// layout, whose residual stream and norms stay fp32 (src/plan/autocast.ts), which the paper does not model.
+const korthikanti: RunSetup = { mode: "train", precision: "fp16", optimizer: "adam", seq: s, attention: "eager" };
 const layerBytes = (setup: Partial<RunSetup>): number => perSampleOf(buildPlan(gpt3, { ...korthikanti, ...setup }), "layers.0.");
 // Beyond the paper's count: each LayerNorm also saves its fp32 mean and rstd per token
 // (native_layer_norm's outputs 1 and 2): 2 norms × 2 × 4s bytes, split under sequence parallelism.

@@ -55,7 +55,7 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
     // The tracer ran torch 2.13, whose priority order puts flash first everywhere; torch 2.14 (what
     // vramfit plans) puts cuDNN first on sm 9.0. Both keep Q, K, V, the output and fp32 statistics.
     const traced = plan.attentionKernel === "cudnn" ? "flash" : plan.attentionKernel;
-    if (c.kernels.length > 0 && !KERNEL_GAPS.has(c.case)) expect(c.kernels).toEqual([traced]);
+    if (c.kernels.length > 0) expect(c.kernels).toEqual([traced]);
     expect(workspaces).toBe((c.charged.cublasWorkspaceBytes ?? 0) * (c.charged.cublasWorkspaces ?? 0));
   });
 });
@@ -63,9 +63,6 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
 /**
  * KNOWN GAPS, pinned so they cannot move unnoticed: vramfit's peak / the trace's, as measured when
  * the fixture was made (docs/memory-model.md, "Against the tracer"). Below 1 is the dangerous side.
- * - amp: vramfit plans ZeRO's layout with 16-bit activations; under torch.cuda.amp the weights and
- *   gradients are fp32, autocast keeps 16-bit weight copies, and the residual stream, norms and
- *   RoPE's outputs stay fp32 (Llama's attention then runs in fp32 with GQA: the math kernel) — issue 21 item 1;
  * - gemma-3-1b: its sandwich norms' fp32 products, embedding scaling and 262k vocabulary are not
  *   written out op for op;
  * - llama-3.2-3b at batch 4 and llama-3.2-1b fp32 with checkpointing at batch 4: small batches,
@@ -73,23 +70,21 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
  *   does not reach. * - gpt2 bf16 seq128 checkpointing at batch 4 (above, the safe side): vramfit plans GPT-2's 1 MiB
  *   causal-mask buffer per layer (attn.bias), which transformers 5.18's GPT2Attention no longer
  *   registers (models/gpt2/modeling_gpt2.py has no register_buffer): 12 MiB over, 1 % of so small a step;
- * - vit-b16 (torchvision vit_b_16) fp32 and amp at batch 8, 1.7-1.9 % low where the activations
- *   peak (batch 4 peaks in the optimizer and agrees): not diagnosed; torchvision's encoder runs
+ * - vit-b16 (torchvision vit_b_16) at batch 8, where the activations peak (batch 4 peaks in the
+ *   optimizer and agrees): fp32 1.9 % low, amp 1.2 % high; not diagnosed; torchvision's encoder runs
  *   nn.MultiheadAttention (packed in-projection, F.multi_head_attention_forward's reshapes), which
- *   vramfit plans as separate Q, K, V projections;
+ *   vramfit plans as separate Q, K, V projections (under amp with the one input cast the packed
+ *   projection makes);
  * - llama-3.2-1b bf16 LoRA (PEFT 0.21, rank 8 on q and v, dropout 0) 1.3-1.5 % low at both batches:
  *   not diagnosed (the full bf16 step of the same model agrees to 1.0000).
  */
 const KNOWN_GAPS: Record<string, Record<number, number>> = {
-  "gpt2 amp adamw seq512": { 4: 0.8878, 8: 0.8598 },
-  "llama-3.2-1b amp adamw seq512": { 4: 0.8996, 8: 0.818 },
   "gemma-3-1b bf16 adamw seq256": { 4: 0.9629, 8: 0.9508 },
   "llama-3.2-3b bf16 sgd seq256": { 4: 0.9458 },
   "llama-3.2-1b fp32 sgd seq512 checkpointing": { 4: 0.9138 },
-  "gpt2 amp adamw seq128": { 8: 0.9208 },
   "gpt2 bf16 adamw seq128 checkpointing": { 4: 1.0101 },
   "vit-b16 fp32 adamw": { 8: 0.9811 },
-  "vit-b16 amp adamw": { 8: 0.9831 },
+  "vit-b16 amp adamw": { 8: 1.012 },
   "llama-3.2-1b bf16 lora8 seq512": { 4: 0.9867, 8: 0.9848 },
   "llama-3.2-1b fp32 momentum seq256": { 4: 0.9384 },
   "llama-3.2-3b fp32 sgd seq256": { 4: 0.9458 },
@@ -98,8 +93,6 @@ const KNOWN_GAPS: Record<string, Record<number, number>> = {
   // Above the trace (the safe side): Phi-3's fused qkv_proj and gate_up_proj outputs.
   "phi-3-mini bf16 sgd seq128": { 4: 1.0351, 8: 1.0351 },
 };
-/** The traced kernel differs: amp Llama's RoPE leaves Q and K in fp32 under autocast, so SDPA runs fp32 with GQA (math). */
-const KERNEL_GAPS = new Set(["llama-3.2-1b amp adamw seq512"]);
 
 const comparisons = fixture.cases.flatMap((c) => fixture.batches.map((b) => [c.case, b, c] as const));
 
@@ -109,7 +102,7 @@ describe("the analytic timeline's peak within 1% of the trace's, at both batches
     expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(13);
     expect(fixture.cases.length).toBeGreaterThanOrEqual(62);
     expect(comparisons.length).toBeGreaterThanOrEqual(124);
-    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(103);
+    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(108);
   });
 
   test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined))("%s at batch %d", (_, b, c) => {
