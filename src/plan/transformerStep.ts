@@ -416,10 +416,10 @@ function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage
   /** Values the attention's Python function keeps as locals until it returns (after the output projection). */
   const locals: number[] = [];
   if (rotary) {
-    // apply_rotary_pos_emb (transformers 5.18 modeling_llama.py): `q * cos + rotate_half(q) * sin`,
+    // apply_rotary_pos_emb (transformers 5.18 modeling_llama.py lines 130-160): `q * cos + rotate_half(q) * sin`,
     // rotate_half = `cat((-x2, x1))`: a negated half and the rotated copy, both in q's dtype, and two
     // products and their sum, in cos's dtype — q's own, except under autocast, where cos and sin
-    // follow the fp32 residual stream (LlamaRotaryEmbedding: `cos.to(dtype=x.dtype)`), so the
+    // follow the fp32 residual stream (LlamaRotaryEmbedding.forward, line 127: `cos.to(dtype=x.dtype)`), so the
     // rotated Q and K are fp32. Counted in the torch 2.13 trace of Llama-3.2-1B (vramfit trace, per
     // layer: mul, neg, cat, mul, add for each of Q and K). cos and sin (s × head size, fp32, shared
     // by the layers) are left out.

@@ -91,10 +91,11 @@ describe("shared plans and remembered answers", () => {
         expect(buildPlan(structuredClone(workload), setup), `${name} ${JSON.stringify(setup)}`).toEqual(shared[i]);
         compared += 1;
       });
-      // ZeRO-2 over 8 GPUs reuses the base setup's activations rather than rebuilding them.
+      // Data parallelism over 4 GPUs reuses the base setup's activations rather than rebuilding them.
+      // (ZeRO-2 would too in fp32; under amp it is ZeRO's layout, another tape than torch.cuda.amp's: src/plan/autocast.ts.)
       const activation = (plan: MemoryPlan) => plan.tensors.find((t) => t.category === "activations" && t.perSampleBytes > 0);
-      expect(activation(shared[1]!)).toBeDefined();
-      expect(activation(shared[1]!)).toBe(activation(shared[0]!));
+      expect(activation(shared[3]!)).toBeDefined();
+      expect(activation(shared[3]!)).toBe(activation(shared[0]!));
     }
     expect(compared).toBeGreaterThan(50);
   });
