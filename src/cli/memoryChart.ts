@@ -1,5 +1,5 @@
 // `plan --svg`: device memory against batch size, stacked by category, with the budget line and the largest batch marked.
-import { reservedBytes, type AllocatorModel } from "../fit/allocator.js";
+import { bytesWithin, reservedBytes, type AllocatorModel } from "../fit/allocator.js";
 import { CATEGORIES, bytesByCategory, type Category, type MemoryPlan } from "../plan/memoryPlan.js";
 import { formatBytes } from "../units.js";
 import { categoryLayers } from "./chartStyle.js";
@@ -123,7 +123,9 @@ export function memoryChartSvg(chart: MemoryChart): string {
 
   // The answer.
   if (chart.maxBatch > 0) {
-    const bytes = total(layersAt(chart, chart.maxBatch));
+    // What the answer takes within the budget, as `batch` judges it: at capacity the allocator frees
+    // its cache and retries, so this can sit below the curve's unconstrained replay at that batch.
+    const bytes = bytesWithin(chart.plan, chart.maxBatch, chart.allocator, chart.budgetBytes);
     const ax = x(chart.maxBatch);
     const ay = y(bytes);
     const anchor = ax > PLOT.left + PLOT.width * 0.6 ? "end" : "start";

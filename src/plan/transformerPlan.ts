@@ -98,14 +98,17 @@ function inferenceTensors(shape: Shape, setup: ResolvedSetup, imageSize: number)
 
 /**
  * Buffers the model registers besides its parameters (model state, counted with the weights):
- * Hugging Face's GPT-2 keeps a causal mask per layer, a bool n_positions² `bias` and a scalar
- * `masked_bias` (modeling_gpt2.py, GPT2Attention.__init__); BERT its position and token-type ids
- * (int64, max_position_embeddings each).
+ * older transformers' GPT-2 (the code `--hf-loss legacy` plans) keeps a causal mask per layer, a
+ * bool n_positions² `bias` and a scalar `masked_bias` (GPT2Attention.__init__); transformers 5.18's
+ * modeling_gpt2.py registers no buffer (measured: the GPT-2 traces were 12 MiB over, one layer's
+ * 1 MiB each), nor does Phi-3's attention, fused QKV and all (its 4096² masks were 3.5% of
+ * Phi-3-mini's traced step). BERT keeps its position and token-type ids (int64,
+ * max_position_embeddings each).
  */
-function bufferTensors(arch: TransformerWorkload["architecture"]): PlannedTensor[] {
+function bufferTensors(arch: TransformerWorkload["architecture"], setup: ResolvedSetup): PlannedTensor[] {
   const buffers: PlannedTensor[] = [];
   const fixed = (name: string, bytes: number): PlannedTensor => ({ name, category: "parameters", fixedBytes: bytes, perSampleBytes: 0 });
-  if (arch.fusedQkv && arch.kind === "decoder") {
+  if (arch.fusedQkv && arch.kind === "decoder" && arch.positions === "learned" && setup.hfLoss === "legacy") {
     for (let i = 0; i < arch.layers; i++) buffers.push(fixed(`layers.${i}.attention.causal_mask`, arch.maxPositions ** 2), fixed(`layers.${i}.attention.masked_bias`, 4));
   }
   if (arch.tokenTypes > 0 && arch.positions === "learned") buffers.push(fixed("embeddings.position_ids", 8 * arch.maxPositions), fixed("embeddings.token_type_ids", 8 * arch.maxPositions));
@@ -164,7 +167,7 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
   const groups = transformerStateGroups(arch, setup);
   const host = hostStateTensors(groups, setup);
   const training = setup.mode === "train" ? trainingPlan(shape, setup, groups) : undefined;
-  const tensors = [...bufferTensors(arch), ...(training?.tensors ?? [...modelStateTensors(groups, setup), ...inferenceTensors(shape, setup, imageSize)])];
+  const tensors = [...bufferTensors(arch, setup), ...(training?.tensors ?? [...modelStateTensors(groups, setup), ...inferenceTensors(shape, setup, imageSize)])];
   // Quantized weights are dequantized to 16 bits a matrix at a time while their layer runs.
   const dequantized = setup.weights !== undefined ? dequantizationBufferBytes(arch, setup.weights, setup.mode === "train") : 0;
   if (dequantized > 0) tensors.push({ name: "dequantize.largest_matrix", category: "workspace", fixedBytes: Math.ceil(dequantized / setup.tp), perSampleBytes: 0 });

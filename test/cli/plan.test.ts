@@ -17,6 +17,8 @@ interface PlanJson {
   /** The phase of the step the breakdown is taken in (its peak). */
   peakPhase: string;
   timeline?: { phase: string; bytes: number; byCategory: Record<string, number> }[];
+  /** The parts named beside the categories, live at the peak (src/plan/highlights.ts). */
+  highlights?: { part: string; bytes: number }[];
 }
 
 const torchFixture = JSON.parse(readFileSync(resolve(root, "test/fixtures/torch-saved-activations.json"), "utf8")) as {
@@ -52,12 +54,18 @@ describe("vramfit plan", () => {
     expect(run.json.totalBytes).toBe(sum);
   });
 
-  it("bert-large, seq 512, amp, AdamW, batch 32: ZeRO's 2 + 2 + 12 bytes per parameter", async () => {
+  it("bert-large, seq 512, amp, AdamW, batch 32: torch.cuda.amp's 4 + 4 + 8 bytes per parameter and the layers' 16-bit copies", async () => {
     const run = await runJson<PlanJson>(["plan", "--model", "bert-large", "--seq", "512", "--precision", "amp", "--optimizer", "adamw", "--batch", "32"]);
     const { breakdown } = run.json;
     expect(run.json.parameterCount).toBe(335141888); // Devlin et al. 2019 / HF BertModel with pooler
-    expectRoundedFrom(breakdown.parameters!, 2 * 335141888, run.json.tensorCount);
-    expectRoundedFrom(breakdown.optimizerStates!, 12 * 335141888, run.json.tensorCount);
+    // Without ZeRO, amp is torch.cuda.amp's layout (src/plan/autocast.ts): fp32 weights and Adam states, no master copy.
+    expectRoundedFrom(breakdown.parameters!, 4 * 335141888, run.json.tensorCount);
+    expectRoundedFrom(breakdown.optimizerStates!, 8 * 335141888, run.json.tensorCount);
+    // At the peak (the last layer's backward) every layer's 16-bit matmul weights are still saved:
+    // 24 layers × (4 h² + 2 h·4h) elements × 2 bytes, h = 1024.
+    expect(run.json.peakPhase).toMatch(/^backward layers\.23 /);
+    const copies = run.json.highlights!.find((x) => x.part === "autocast weight copies")!;
+    expect(copies.bytes).toBe(2 * 24 * (4 * 1024 ** 2 + 2 * 1024 * 4096));
     expect(breakdown.activations).toBeGreaterThan(0);
     expect(breakdown.context).toBe(512 * MiB);
     expect(run.json.assumed).toEqual(["--mode train", "--optimizer-impl foreach", "--attention sdpa", "--checkpointing none"]);

@@ -67,9 +67,7 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
  *   written out op for op;
  * - llama-3.2-3b at batch 4 and llama-3.2-1b fp32 with checkpointing at batch 4: small batches,
  *   where the trace peaks in a backward residual add that the plan's per-layer gradient grouping
- *   does not reach. * - gpt2 bf16 seq128 checkpointing at batch 4 (above, the safe side): vramfit plans GPT-2's 1 MiB
- *   causal-mask buffer per layer (attn.bias), which transformers 5.18's GPT2Attention no longer
- *   registers (models/gpt2/modeling_gpt2.py has no register_buffer): 12 MiB over, 1 % of so small a step;
+ *   does not reach.
  * - vit-b16 (torchvision vit_b_16) at batch 8, where the activations peak (batch 4 peaks in the
  *   optimizer and agrees): fp32 1.9 % low, amp 1.2 % high; not diagnosed; torchvision's encoder runs
  *   nn.MultiheadAttention (packed in-projection, F.multi_head_attention_forward's reshapes), which
@@ -82,7 +80,6 @@ const KNOWN_GAPS: Record<string, Record<number, number>> = {
   "gemma-3-1b bf16 adamw seq256": { 4: 0.9629, 8: 0.9508 },
   "llama-3.2-3b bf16 sgd seq256": { 4: 0.9458 },
   "llama-3.2-1b fp32 sgd seq512 checkpointing": { 4: 0.9138 },
-  "gpt2 bf16 adamw seq128 checkpointing": { 4: 1.0101 },
   "vit-b16 fp32 adamw": { 8: 0.9811 },
   "vit-b16 amp adamw": { 8: 1.012 },
   "llama-3.2-1b bf16 lora8 seq512": { 4: 0.9867, 8: 0.9848 },
@@ -90,8 +87,6 @@ const KNOWN_GAPS: Record<string, Record<number, number>> = {
   "llama-3.2-3b fp32 sgd seq256": { 4: 0.9458 },
   "llama-3.2-3b bf16 momentum seq256": { 4: 0.9625 },
   "llama-3.2-1b bf16 sgd seq256 checkpointing": { 4: 0.9131, 8: 0.9662 },
-  // Above the trace (the safe side): Phi-3's fused qkv_proj and gate_up_proj outputs.
-  "phi-3-mini bf16 sgd seq128": { 4: 1.0351, 8: 1.0351 },
 };
 
 const comparisons = fixture.cases.flatMap((c) => fixture.batches.map((b) => [c.case, b, c] as const));
@@ -102,7 +97,7 @@ describe("the analytic timeline's peak within 1% of the trace's, at both batches
     expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(13);
     expect(fixture.cases.length).toBeGreaterThanOrEqual(62);
     expect(comparisons.length).toBeGreaterThanOrEqual(124);
-    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(108);
+    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(111);
   });
 
   test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined))("%s at batch %d", (_, b, c) => {
