@@ -145,7 +145,10 @@ def trace(options, source, environment):
     each = None
     if forked.wanted():
         def each(trace_one, batches):
-            events, log.entries = forked.each_in_a_child(trace_one, batches, keep=lambda: log.entries)
+            done = forked.each_in_a_child(trace_one, batches, keep=lambda: log.entries)
+            if done is None:  # a backward ran in this process before: here, one after another
+                return [trace_one(batch) for batch in batches]
+            events, log.entries = done
             return events
     with log.recording():
         steps, workload = trace_batches(source, options, options.batches, each=each)
