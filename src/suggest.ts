@@ -40,7 +40,8 @@ export interface NearestOptions {
 /**
  * The candidate closest to `query` by edit distance, compared case-insensitively; the first one
  * listed wins a tie. Returns the candidate as listed (its own case), or undefined when the query
- * is blank, there are no candidates, or none is within `maxDistance`.
+ * is blank, there are no candidates, or none is within `maxDistance` and closer than rewriting
+ * every character of the query.
  */
 export function nearest(
   candidates: readonly string[],
@@ -59,7 +60,8 @@ export function nearest(
       bestDistance = distance;
     }
   }
-  return bestDistance <= limit ? best : undefined;
+  // A candidate as far away as the query is long shares nothing with it (`8` is two edits from `T4`).
+  return bestDistance <= limit && bestDistance < folded.length ? best : undefined;
 }
 
 /**

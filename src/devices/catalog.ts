@@ -380,6 +380,13 @@ export function findGpu(query: string): CatalogGpu {
       `--gpu: expected a catalog GPU id, got ${shown}, which fits more than one: ${family.join(", ")}; ${listHint}`,
     );
   }
+  // A bare number is a memory size, not a misspelt id: say how to give one, and the ids of that size.
+  if (/^\d+(\.\d+)?$/.test(query.trim())) {
+    const size = query.trim();
+    const ofThatSize = GPU_CATALOG.filter((gpu) => gpu.id.endsWith(`-${size}GB`)).map((gpu) => gpu.id);
+    const ids = ofThatSize.length > 0 ? `, or a GPU of that size: ${ofThatSize.join(", ")}` : "";
+    throw new VramfitError("ERR_UNKNOWN_GPU", `--gpu: expected a catalog GPU id, got ${shown}; for ${size} GB of GPU memory give --memory ${size}GB${ids} (${listHint})`);
+  }
   const mean = didYouMean(
     GPU_CATALOG.map((gpu) => gpu.id),
     key,

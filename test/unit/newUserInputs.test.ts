@@ -93,3 +93,14 @@ describe("--exec's run lines (issue 25, item 10)", () => {
     expect(new Set(columns.map(String)).size).toBe(1);
   });
 });
+
+describe("--gpu with a bare number (issue 25, item 10)", () => {
+  it("suggests --memory and the catalog GPUs of that size, never an unrelated id (`8` suggested T4)", async () => {
+    const { findGpu } = await import("../../src/devices/catalog.js");
+    const { nearest } = await import("../../src/suggest.js");
+    expect(() => findGpu("8")).toThrow(/^--gpu: expected a catalog GPU id, got "8"; for 8 GB of GPU memory give --memory 8GB \(run `vramfit gpus` for the catalog\)$/);
+    expect(() => findGpu("80")).toThrow(/give --memory 80GB, or a GPU of that size: A100-80GB, H100-80GB/);
+    expect(nearest(["T4", "L4"], "8")).toBeUndefined(); // two edits from a one-character query: nothing in common
+    expect(nearest(["T4", "L4"], "t5")).toBe("T4");
+  });
+});
