@@ -30,7 +30,7 @@ function(stub_library target soname major)
   file(GENERATE OUTPUT "${map}" CONTENT "${soname} {\n  global: ${patterns};\n  local: *;\n};\n")
   add_library(${target} SHARED ${sources})
   target_compile_definitions(${target} PRIVATE STUB_CUDA_MAJOR=${major})
-  target_link_libraries(${target} PRIVATE simgpu ${CMAKE_DL_LIBS})  # simgpu: the one NoteTouched table
+  target_link_libraries(${target} PRIVATE simgpu Threads::Threads ${CMAKE_DL_LIBS})  # simgpu: the one NoteTouched table
   set_target_properties(${target} PROPERTIES OUTPUT_NAME "${soname}" PREFIX "" SUFFIX "" NO_SONAME ON
     BUILD_WITH_INSTALL_RPATH ON INSTALL_RPATH "\$ORIGIN/../..")  # libsimgpu.so, two folders up
   foreach(config_dir "" _DEBUG _RELEASE _RELWITHDEBINFO _MINSIZEREL)
@@ -57,7 +57,7 @@ foreach(major 13 12)
   # The simulated driver, as the libcuda.so.1 of the folder: a job's torch opens it by that name.
   add_library(cuda_driver_stub${major} SHARED ${CUDASIM_SOURCES})
   target_compile_definitions(cuda_driver_stub${major} PRIVATE CUDASIM_IMPLICIT_INIT)
-  target_link_libraries(cuda_driver_stub${major} PRIVATE simgpu)
+  target_link_libraries(cuda_driver_stub${major} PRIVATE simgpu Threads::Threads)
   set_target_properties(cuda_driver_stub${major} PROPERTIES OUTPUT_NAME libcuda.so.1 PREFIX "" SUFFIX "" NO_SONAME ON
     BUILD_WITH_INSTALL_RPATH ON INSTALL_RPATH "\$ORIGIN/../..")  # libsimgpu.so, two folders up
   foreach(config_dir "" _DEBUG _RELEASE _RELWITHDEBINFO _MINSIZEREL)

@@ -256,3 +256,46 @@ describe("linux-arm64 under qemu-aarch64-static, with the official arm64 Node an
     expect(JSON.parse(run.stdout)).toMatchObject({ source: "device", batchSize: x64.batchSize, budgetBytes: x64.budgetBytes, device: { freeBytes: 8 * GiB } });
   }, 120_000);
 });
+
+// --- The prebuilds' simulated GPU under an older glibc, in a program that is not PyTorch -----------
+
+/** A C program on the stub runtime and cuBLAS, linked by the root's compiler without -pthread. */
+const STUB_PROBE = `#include <stdio.h>
+#include <stddef.h>
+int cudaRuntimeGetVersion(int*); int cudaGetDeviceCount(int*); int cudaMalloc(void**, size_t); int cublasCreate_v2(void**);
+int main(void) {
+  int version = 0, count = 0; void *p = 0, *h = 0;
+  cudaRuntimeGetVersion(&version);
+  int e0 = cudaGetDeviceCount(&count), e1 = cudaMalloc(&p, 1 << 20), e2 = cublasCreate_v2(&h);
+  printf("{\\"version\\": %d, \\"count\\": %d, \\"errors\\": [%d, %d, %d]}\\n", version, count, e0, e1, e2);
+  return 0;
+}
+`;
+
+describe("the prebuilds' simulated GPU libraries run in a program that does not load libpthread itself (glibc 2.31)", () => {
+  // Their libstdc++ is linked in statically; before glibc 2.34 its std::mutex raised std::system_error ("Unknown error
+  // -1") unless the process had loaded libpthread, which PyTorch does but a C program need not. They now need it.
+  function probe(arch: "x64" | "arm64"): string {
+    const stubs = join(root, "prebuilds", `linux-${arch}`, "stubs", "cuda13");
+    writeFileSync(join(scratch, `probe-${arch}.c`), STUB_PROBE);
+    const compiler = arch === "x64" ? "/usr/bin/gcc" : "/usr/bin/aarch64-linux-gnu-gcc";
+    const out = join(scratch, `probe-${arch}`);
+    const build = inBullseye(scratch, scratch, { PATH: "/usr/bin:/bin" }, [compiler, "-o", out, `${out}.c`, "-Wl,--no-as-needed", join(stubs, "libcudart.so.13"), join(stubs, "libcublas.so.13"), `-Wl,-rpath,${stubs}`]);
+    expect(build.status, build.stderr).toBe(0);
+    return out;
+  }
+  const expected = { version: 13000, count: 1, errors: [0, 0, 0] };
+
+  it.skipIf(!found.ready)(titled("x64, inside the bullseye root", found), () => {
+    const run = inBullseye(scratch, scratch, { CUDASIM_DEVICES: H100 }, [probe("x64")]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual(expected);
+  }, 120_000);
+
+  const armProbe = !found.ready ? found : qemu ? found : { ready: false as const, reason: "qemu-aarch64-static is not installed: apt-get install qemu-user-static" };
+  it.skipIf(!armProbe.ready)(titled("arm64, under qemu with the root's arm64 glibc (a GH200)", armProbe), () => {
+    const run = spawnSync(qemu!, ["-L", join(rootPath, "usr", "aarch64-linux-gnu"), probe("arm64")], { env: { PATH: process.env.PATH ?? "", CUDASIM_DEVICES: GH200 }, encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual(expected);
+  }, 120_000);
+});
