@@ -1,6 +1,7 @@
 // `vramfit plan`, `models` and workload inputs end to end: the memory model as users see it.
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { root, runCli, runJson } from "./runCli.js";
 
@@ -125,10 +126,15 @@ describe("vramfit plan", () => {
   });
 
   it("a bad spec file names the file and the field", async () => {
-    const run = await runCli(["plan", "--spec", resolve(root, "test/fixtures/hf/gpt2.json")]);
+    const spec = join(mkdtempSync(join(tmpdir(), "vramfit-plan-")), "bad-spec.json");
+    writeFileSync(spec, JSON.stringify({ kind: "affine", parameters: "lots", perSampleBytes: "1GiB" }));
+    const run = await runCli(["plan", "--spec", spec]);
     expect(run.status).toBe(2);
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
-    expect(run.stderr).toMatch(/gpt2\.json: .*expected/);
+    expect(run.stderr).toMatch(/bad-spec\.json: parameters: expected a whole number .*, got "lots"/);
+    // An HF config given to --spec is named as one (issue 25, item 8), not blamed for lacking a spec's field.
+    const config = await runCli(["plan", "--spec", resolve(root, "test/fixtures/hf/gpt2.json")]);
+    expect(config.stderr).toMatch(/^vramfit: --spec: expected a vramfit spec, not a Hugging Face config\.json \(model_type gpt2\): give this file to --hf-config/);
     const missing = await runCli(["plan", "--hf-config", "/nonexistent/config.json"]);
     expect(missing.stderr.trim()).toBe('vramfit: --hf-config: expected a readable JSON file (ENOENT), got "/nonexistent/config.json"');
   });
