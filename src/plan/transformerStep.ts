@@ -155,8 +155,15 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
       saves: [ids],
       groups: ["embeddings"],
       // embedding_dense_backward makes a dense gradient of the table; tied to the LM head, whose
-      // backward made the table's gradient first, it is added in place through this temporary.
-      backwardTemporaries: tied ? [{ name: "embeddings.words.grad_contribution", size: fixed(vocabRows * h * shape.weightBytes) }] : [],
+      // backward made the table's gradient first, autograd's input buffer adds the two out of place
+      // (the traces' `aten::add` at the embedding's backward, where Llama 3.2 at batch 4 with SGD
+      // peaks): the contribution and the sum, each table-sized, beside the first gradient.
+      backwardTemporaries: tied
+        ? [
+            { name: "embeddings.words.grad_contribution", size: fixed(vocabRows * h * shape.weightBytes) },
+            { name: "embeddings.words.grad_sum", size: fixed(vocabRows * h * shape.weightBytes) },
+          ]
+        : [],
     });
     let sum = words!;
     if (arch.fusedQkv) embeddingLocals.push(words!);

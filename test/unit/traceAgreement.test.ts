@@ -65,9 +65,6 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
  * the fixture was made (docs/memory-model.md, "Against the tracer"). Below 1 is the dangerous side.
  * - gemma-3-1b: its sandwich norms' fp32 products, embedding scaling and 262k vocabulary are not
  *   written out op for op;
- * - llama-3.2-3b at batch 4 and llama-3.2-1b fp32 with checkpointing at batch 4: small batches,
- *   where the trace peaks in a backward residual add that the plan's per-layer gradient grouping
- *   does not reach.
  * - vit-b16 (torchvision vit_b_16) at batch 8, where the activations peak (batch 4 peaks in the
  *   optimizer and agrees): fp32 1.9 % low, amp 1.2 % high; not diagnosed; torchvision's encoder runs
  *   nn.MultiheadAttention (packed in-projection, F.multi_head_attention_forward's reshapes), which
@@ -78,15 +75,9 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
  */
 const KNOWN_GAPS: Record<string, Record<number, number>> = {
   "gemma-3-1b bf16 adamw seq256": { 4: 0.9629, 8: 0.9508 },
-  "llama-3.2-3b bf16 sgd seq256": { 4: 0.9458 },
-  "llama-3.2-1b fp32 sgd seq512 checkpointing": { 4: 0.9138 },
   "vit-b16 fp32 adamw": { 8: 0.9811 },
   "vit-b16 amp adamw": { 8: 1.012 },
   "llama-3.2-1b bf16 lora8 seq512": { 4: 0.9867, 8: 0.9848 },
-  "llama-3.2-1b fp32 momentum seq256": { 4: 0.9384 },
-  "llama-3.2-3b fp32 sgd seq256": { 4: 0.9458 },
-  "llama-3.2-3b bf16 momentum seq256": { 4: 0.9625 },
-  "llama-3.2-1b bf16 sgd seq256 checkpointing": { 4: 0.9131, 8: 0.9662 },
 };
 
 const comparisons = fixture.cases.flatMap((c) => fixture.batches.map((b) => [c.case, b, c] as const));
@@ -97,7 +88,7 @@ describe("the analytic timeline's peak within 1% of the trace's, at both batches
     expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(13);
     expect(fixture.cases.length).toBeGreaterThanOrEqual(62);
     expect(comparisons.length).toBeGreaterThanOrEqual(124);
-    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(111);
+    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(118);
   });
 
   test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined))("%s at batch %d", (_, b, c) => {
