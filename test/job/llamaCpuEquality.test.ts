@@ -11,6 +11,7 @@ import { blasWorkspaceBytes } from "../../src/plan/blasWorkspace.js";
 import { parseComputeCapability } from "../../src/plan/computeCapability.js";
 import { findGpu } from "../../src/devices/catalog.js";
 import { root, spawnCollected } from "../cli/runCli.js";
+import { withTorchDefaults } from "./torchDefaults.js";
 
 const cpuPython = process.env.VRAMFIT_TORCH_CPU_PYTHON;
 const cudaPython = process.env.VRAMFIT_TORCH_CUDA_PYTHON;
@@ -40,9 +41,8 @@ function cpuStep(): Promise<Step> {
 
 function gpuStep(gpu: string): Promise<Step> {
   const sim = prepareSimulatedGpu({ gpu, python: cudaPython! }, 512 * MiB);
-  // PyTorch's defaults, whatever the caller's environment sets: the workspace size and the allocator's policy are
-  // what the test predicts (with CUBLAS_WORKSPACE_CONFIG=:4096:8 the T4 case fails, as it should).
-  const { CUBLAS_WORKSPACE_CONFIG: _workspace, PYTORCH_CUDA_ALLOC_CONF: _allocator, PYTORCH_ALLOC_CONF: _alloc, ...env } = process.env;
+  // With CUBLAS_WORKSPACE_CONFIG=:4096:8 passed through, the T4 case fails, as it should: so it is not passed.
+  const env = withTorchDefaults(process.env);
   return runStep(cudaPython!, ["cuda"], { ...env, ...simulatedRunEnv(sim, join(scratch, gpu), env), CUDA_VISIBLE_DEVICES: "0" });
 }
 

@@ -10,6 +10,7 @@ import { findGpu } from "../../src/devices/catalog.js";
 import { multiprocessorsOf } from "../../src/devices/multiprocessors.js";
 import { prepareSimulatedGpu, readSimulatedRun, simulatedRunEnv } from "../../src/job/simulatedGpu.js";
 import { root, runCli, runJson, spawnCollected } from "../cli/runCli.js";
+import { withTorchDefaults } from "./torchDefaults.js";
 
 const python = process.env.VRAMFIT_TORCH_CUDA_PYTHON;
 const skip = python === undefined || python === "" ? "VRAMFIT_TORCH_CUDA_PYTHON is unset (source .ci/python-envs.sh)" : undefined;
@@ -21,7 +22,7 @@ const example = join(root, "examples", "pytorch", "train_mlp.py");
 /** Runs a Python script under the stubs, as a simulated `gpu`, and parses its last line as JSON. */
 function runSimulated(gpu: string, script: string, args: string[] = []): Record<string, unknown> {
   const sim = prepareSimulatedGpu({ gpu, python: python! }, 512 * MiB);
-  const env = { ...process.env, ...simulatedRunEnv(sim, join(scratch, `${gpu}-${Date.now()}`), process.env), CUDA_VISIBLE_DEVICES: "0" };
+  const env = { ...withTorchDefaults(process.env), ...simulatedRunEnv(sim, join(scratch, `${gpu}-${Date.now()}`), process.env), CUDA_VISIBLE_DEVICES: "0" };
   const out = execFileSync(python!, [script, ...args], { env, encoding: "utf8", timeout: 300_000 });
   return JSON.parse(out.trim().split("\n").pop()!) as Record<string, unknown>;
 }
