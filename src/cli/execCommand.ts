@@ -6,6 +6,7 @@ import { jobSeesBatch } from "../job/jobCommand.js";
 import type { JobRun } from "../job/runJob.js";
 import type { JobSessionOptions } from "../job/jobSession.js";
 import type { SimulationSummary } from "../job/simulationSummary.js";
+import type { DeviceSummary } from "../fit/target.js";
 import { formatBytes } from "../units.js";
 import { deviceAccess } from "./deviceAccess.js";
 import { writeJson, type Io } from "./io.js";
@@ -102,6 +103,15 @@ function deviceLabel(d: { ordinal: number | null; name: string; id?: string }): 
   return d.ordinal === null ? `a simulated ${d.name} (${d.id})` : `${d.ordinal}: ${d.name}`;
 }
 
+/**
+ * Where the job ran: its one device, or every one with `--device all` (or a list): a run fits only
+ * if it fits on each, and the budget is the smallest's, which is named.
+ */
+function devicesLabel(devices: readonly DeviceSummary[], tightest: DeviceSummary): string {
+  if (devices.length <= 1) return deviceLabel(tightest);
+  return `${devices.length} devices (${devices.map(deviceLabel).join(", ")}; the budget is ${tightest.ordinal ?? tightest.name}'s, the smallest)`;
+}
+
 function describeStart(start: JobSearchStart, io: Io): void {
   for (const d of start.devices) {
     io.err(d.ordinal === null ? `device    ${deviceLabel(d)}, ${formatBytes(d.totalBytes)}: vramfit's stub CUDA libraries under the job's PyTorch` : `device    ${deviceLabel(d)} (${d.uuid}), free ${formatBytes(d.freeBytes)} (${start.memorySource})`);
@@ -180,7 +190,7 @@ export async function execBatchCommand(options: ExecOptions, io: Io): Promise<nu
     const next = above === undefined ? "" : `, not at ${result.batchSize + 1}${above.overBudget ? ": over the budget" : ""}`;
     const first = result.trace.find((run) => run.batch === 1);
     const answer = result.batchSize === 0 ? `does not fit: the job ${first?.overBudget ? "went over the budget" : "ran out of memory"} at batch 1` : `batch ${result.batchSize} (the job fits at ${result.batchSize}${next})`;
-    io.out(`answer    ${answer} on ${deviceLabel(result.device!)}: ${result.runs} run${result.runs === 1 ? "" : "s"} in ${(result.elapsedMs / 1000).toFixed(1)} s`);
+    io.out(`answer    ${answer} on ${devicesLabel(result.devices, result.device!)}: ${result.runs} run${result.runs === 1 ? "" : "s"} in ${(result.elapsedMs / 1000).toFixed(1)} s`);
     io.out(`how       ${describeMethod(result)}`);
     if (result.logDir !== null) io.out(`logs      ${result.logDir}`);
   }
@@ -205,7 +215,7 @@ export async function execCheckCommand(options: ExecOptions, io: Io): Promise<nu
       : result.run.overBudget
         ? "does not fit (its peak is over the budget: --reserve, --max-mem)"
         : `does not fit (out of memory${result.run.outOfMemory === undefined ? "" : `: ${result.run.outOfMemory}`})`;
-    io.out(`${verdict}: the job at batch ${result.batch}, ${peak}, of a ${formatBytes(result.budgetBytes)} budget on ${deviceLabel(result.device)} [${result.source}]`);
+    io.out(`${verdict}: the job at batch ${result.batch}, ${peak}, of a ${formatBytes(result.budgetBytes)} budget on ${devicesLabel(result.devices, result.device)} [${result.source}]`);
     if (result.logDir !== null) io.out(`logs      ${result.logDir}`);
   }
   return result.fits ? ExitStatus.ok : ExitStatus.doesNotFit;

@@ -1,5 +1,5 @@
 // Strict parsers for target and size option values: each returns a typed value or throws one clear line.
-import { uuidKey } from "../devices/nvmlMatch.js";
+import { isUuidOrPrefix, uuidKey } from "../devices/nvmlMatch.js";
 import { invalidArgument } from "../errors.js";
 import { parseBytes } from "../units.js";
 import { ALLOCATOR_KINDS, type AllocatorKind } from "../fit/allocator.js";
@@ -41,13 +41,14 @@ export function parsePositiveSize(option: string, text: string, why: string): nu
 /** A device as `--device` names it: a CUDA ordinal, or a UUID (`GPU-…`, `MIG-…`) as nvidia-smi -L prints it. */
 export type DeviceId = number | `GPU-${string}` | `MIG-${string}`;
 
-const DEVICE_EXPECTED = "a CUDA device ordinal (0, 1, …) or a UUID (GPU-…, MIG-…, as nvidia-smi -L prints it)";
+const DEVICE_EXPECTED = "a CUDA device ordinal (0, 1, …) or a UUID or its first characters (GPU-…, MIG-…, as nvidia-smi -L prints it)";
 
-/** `--device N|UUID` (plan: one device). */
+/** `--device N|UUID|UUID prefix` (plan: one device); which device a prefix names is decided against the visible ones. */
 export function parseDevice(text: string): DeviceId {
   const trimmed = text.trim();
   if (/^[0-9]+$/.test(trimmed) && Number.isSafeInteger(Number(trimmed))) return Number(trimmed);
   if (uuidKey(trimmed) !== undefined) return trimmed as DeviceId;
+  if (isUuidOrPrefix(trimmed)) return `${trimmed.slice(0, 3).toUpperCase()}${trimmed.slice(3)}` as DeviceId;
   throw invalidArgument("--device", text, DEVICE_EXPECTED);
 }
 

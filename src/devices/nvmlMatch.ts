@@ -21,6 +21,15 @@ export function uuidKey(uuid: string | null): string | undefined {
   return match ? match.slice(1).join("").toLowerCase() : undefined;
 }
 
+/**
+ * A whole UUID, or `GPU-`/`MIG-` and its first hex digits: CUDA_VISIBLE_DEVICES takes a prefix
+ * that names one device, and so does --device (which device it names is decided against the
+ * visible ones, by selectDevices).
+ */
+export function isUuidOrPrefix(text: string): boolean {
+  return uuidKey(text) !== undefined || (text.length < 40 && /^(GPU|MIG)-[0-9a-f]+(-[0-9a-f]+){0,4}-?$/i.test(text));
+}
+
 /** The NVML device that is `cuda`, with a memory reading, or why CUDA must answer instead. */
 export function matchNvml(cuda: NativeDevice, nvmlDevices: readonly NvmlDevice[]): NvmlMatch {
   const key = uuidKey(cuda.uuid);

@@ -1,6 +1,6 @@
 // The library's checks of the targets and options of findMaxBatch, findMaxSeq, checkFits, resolveTargets and searchMaxBatch.
 import { type Fields, object, shown, rejectUnknown, integer, bytes, oneOf, boolean, fn, string, abortSignal, optionalFields } from "../checks.js";
-import { uuidKey } from "../devices/nvmlMatch.js";
+import { isUuidOrPrefix } from "../devices/nvmlMatch.js";
 import { invalidArgument } from "../errors.js";
 import { checkBatchBytes } from "../plan/planLimits.js";
 import { validatePlan } from "../plan/validatePlan.js";
@@ -9,9 +9,9 @@ import { LIMITS } from "../workload/limits.js";
 import { parseAllocConf } from "./allocConf.js";
 import { ALLOCATOR_KINDS } from "./allocator.js";
 
-/** A device as TargetSpec names it: a CUDA ordinal, or a UUID (`GPU-…`, `MIG-…`). */
+/** A device as TargetSpec names it: a CUDA ordinal, or a UUID (`GPU-…`, `MIG-…`) or a prefix of one. */
 export function validateDevice(label: string, value: unknown): void {
-  if (typeof value === "string" && uuidKey(value) !== undefined) return;
+  if (typeof value === "string" && isUuidOrPrefix(value.trim())) return;
   integer(label, value, 0, Number.MAX_SAFE_INTEGER);
 }
 

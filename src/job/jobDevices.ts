@@ -3,8 +3,9 @@
 import { VramfitError } from "../errors.js";
 import { lockDevice, type DeviceLock, type DeviceLockOptions } from "../devices/deviceLock.js";
 import { matchDevices } from "../devices/inventory.js";
-import { usableMemory, uuidKey } from "../devices/nvmlMatch.js";
+import { usableMemory } from "../devices/nvmlMatch.js";
 import { settleAll } from "../devices/perDevice.js";
+import { selectDevices } from "../fit/resolveTargets.js";
 import { deviceSummary, type DeviceSummary } from "../fit/target.js";
 import type { Addon, NativeDevice } from "../native/addonTypes.js";
 import { openBackend, openNvml, type NvmlBackend } from "../native/binding.js";
@@ -31,14 +32,8 @@ export type DeviceChoice = number | string | readonly (number | string)[];
 function choose(all: NativeDevice[], choice: DeviceChoice = 0): NativeDevice[] {
   if (choice === "all") return all;
   const wanted = Array.isArray(choice) ? [...choice] : [choice as number | string];
-  return wanted.map((id) => {
-    const device = typeof id === "number" ? all.find((d) => d.ordinal === id) : all.find((d) => uuidKey(d.uuid) !== undefined && uuidKey(d.uuid) === uuidKey(id));
-    if (device === undefined) {
-      const expected = typeof id === "number" ? `a CUDA device ordinal from 0 to ${all.length - 1}` : "the UUID of a visible device (nvidia-smi -L lists them)";
-      throw new VramfitError("ERR_INVALID_DEVICE", `--device: expected ${expected}, got ${id}`);
-    }
-    return device;
-  });
+  // A UUID, any case, or a prefix naming one device, as for the probes (and CUDA_VISIBLE_DEVICES).
+  return wanted.map((id) => selectDevices(all, id)[0]!);
 }
 
 /** The driver, the selected devices and NVML. Throws ERR_GPU_REQUIRED where no GPU is usable. */

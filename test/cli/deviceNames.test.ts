@@ -20,6 +20,17 @@ describe("--device UUID", () => {
     expect(check.json.device.uuid).toBe(l4.uuid);
   });
 
+  it("takes a UUID's first characters, as CUDA_VISIBLE_DEVICES does, when they name one device (issue 25, item 10)", async () => {
+    const info = await runJson<{ devices: { ordinal: number; uuid: string; name: string }[] }>(["info"], TWO_GPUS);
+    const l4 = info.json.devices.find((d) => d.name === "NVIDIA L4")!;
+    const prefix = l4.uuid.slice(0, 8); // "GPU-" and four hex digits
+    const run = await runJson<{ device: { ordinal: number; uuid: string } }>(["batch", ...RAW, "--device", prefix.toLowerCase()], TWO_GPUS);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.json.device).toMatchObject({ ordinal: l4.ordinal, uuid: l4.uuid });
+    const both = await runCli(["batch", ...RAW, "--device", "GPU-"], TWO_GPUS);
+    expect(both.stderr).toMatch(/^vramfit: --device: expected a CUDA device ordinal \(0, 1, …\) or a UUID or its first characters/);
+  });
+
   it("a UUID no visible device has is one line, exit 2", async () => {
     const run = await runCli(["batch", ...RAW, "--device", "GPU-00000000-0000-0000-0000-000000000000"], TWO_GPUS);
     expect(run.status).toBe(2);

@@ -193,6 +193,12 @@ describe("vramfit check --exec", () => {
     expect(run.stdout).toMatch(/^fits: the job at batch 50, peak 13\.50 GiB \(job\), of a 21\.95 GiB budget on 0: NVIDIA L4 \[job\]\n/);
   });
 
+  it("--device all names every device the job ran on, and whose budget it had (it named only device 0)", async () => {
+    const run = await runCli(["check", "--exec", `${job} {batch}`, "--batch", "2", "--device", "all"], machine(JOB, { SIMJOB_ALL_DEVICES: "1" }));
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^fits: the job at batch 2, peak .* budget on 2 devices \(0: NVIDIA L4, 1: Tesla T4; the budget is 1's, the smallest\) \[job\]\n/);
+  });
+
   it("exits 1 when it runs out of memory", async () => {
     const { status, json } = await runJson(["check", "--exec", `${job} {batch}`, "--batch", "90"], machine({ ...JOB, oom: "tensorflow" }));
     expect(status).toBe(1);
