@@ -1,5 +1,12 @@
 // A plan's tensors as typed columns (bytes and live ranges), made once per tensor list for the loops every answer runs over them.
-import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
+
+/** What the columns read of a planned tensor (memoryPlan.ts's PlannedTensor; named here so memoryPlan.ts can import this file without a cycle). */
+export interface ColumnTensor {
+  fixedBytes: number;
+  perSampleBytes: number;
+  firstPhase?: number;
+  lastPhase?: number;
+}
 
 /**
  * Tensor i's `fixedBytes`, `perSampleBytes` and live range [first, last] (phase indices, the
@@ -19,10 +26,10 @@ export interface TensorColumns {
 }
 
 /** Per tensor list (plans are values: src/plan/planCache.ts), its columns. */
-const columnsByList = new WeakMap<readonly PlannedTensor[], TensorColumns>();
+const columnsByList = new WeakMap<readonly ColumnTensor[], TensorColumns>();
 
 /** The columns of `plan.tensors` (`phases`: the plan's phase count, at least 1). */
-export function tensorColumns(plan: MemoryPlan, phases: number): TensorColumns {
+export function tensorColumns(plan: { tensors: readonly ColumnTensor[] }, phases: number): TensorColumns {
   const list = plan.tensors;
   const known = columnsByList.get(list);
   if (known !== undefined && known.phases === phases && known.fixedBytes.length === list.length) return known;
