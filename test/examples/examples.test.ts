@@ -101,7 +101,8 @@ describe("examples/benchmark.ts", () => {
     const bad = await runExample("examples/benchmark.ts", ["--model", "bert-base", "--reserve", "lots"], simulatedGpus(H100));
     expect({ status: bad.status, stdout: bad.stdout }).toEqual({ status: 2, stdout: "" });
     expect(bad.stderr).toBe('benchmark: --reserve: expected a size such as 80GiB, 512MiB, 40GB or 1.5e9 (bytes), got "lots"\n');
-  });
+    // Two TypeScript runs, each compiling the example first: 30 s at load 16 (a full suite beside other work). The test waits on the processes.
+  }, 180_000);
 });
 
 describe("examples/launcher.ts", () => {
