@@ -619,7 +619,7 @@ function renderTables(r) {
   if (t) {
     out.push(`\nthe step tracer (scripts/bench-trace.mjs, ${t.python ?? "no Python"}): wall and CPU time, peak host memory; issue 19's goals judged on each\n`);
     if (t.notRun !== undefined) out.push(`not run: ${t.notRun}\n`);
-    else out.push(table(["run", "wall s", "cpu s", "host MiB (PSS)", "goal", "wall met", "cpu met", "host < 1 GiB"], t.runs.map((x) => [x.label, x.wallS, x.cpuS, x.hostPeakMiB, x.goalS === undefined ? "-" : `≤ ${x.goalS} s`, x.goalS === undefined ? "-" : x.wallMet ? "yes" : "NO", x.goalS === undefined ? "-" : x.cpuMet ? "yes" : "NO", x.hostMet ? "yes" : "NO"])));
+    else out.push(table(["run", "wall s", "cpu s", "host MiB (PSS)", "goal", "wall met", "cpu met", "host < 1 GiB"], t.runs.map((x) => [x.status === 0 ? x.label : `${x.label} (FAILED: exit ${x.status})`, x.wallS, x.cpuS, x.hostPeakMiB, x.goalS === undefined ? "-" : `≤ ${x.goalS} s`, x.goalS === undefined ? "-" : x.wallMet ? "yes" : "NO", x.goalS === undefined ? "-" : x.cpuMet ? "yes" : "NO", x.hostMet ? "yes" : "NO"])));
   }
   out.push(`\n${r.elapsedSeconds} s in all\n`);
   return out.join("");
