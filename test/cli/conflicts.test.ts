@@ -95,7 +95,8 @@ describe("small things users hit (issue 13, item 9)", () => {
   });
 
   it("--device takes a UUID; a malformed one is one line", async () => {
-    expectUsageError(await runCli(["batch", ...RAW, "--device", "GPU-abc"]), /^vramfit: --device: expected a CUDA device ordinal \(0, 1, …\) or a UUID \(GPU-…, MIG-…, as nvidia-smi -L prints it\), or all, got "GPU-abc"$/);
+    // GPU-abc is a UUID's prefix now (issue 25): a malformed one has a character no UUID has.
+    expectUsageError(await runCli(["batch", ...RAW, "--device", "GPU-xyz"]), /^vramfit: --device: expected a CUDA device ordinal \(0, 1, …\) or a UUID or its first characters \(GPU-…, MIG-…, as nvidia-smi -L prints it\), or all, got "GPU-xyz"$/);
   });
 
   it("plan --help offers no --device all; check --help shows no plan default for --batch", async () => {
