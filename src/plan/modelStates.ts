@@ -37,6 +37,8 @@ export interface StateGroup {
   dataParallelRanks?: number;
   /** Frozen (a LoRA base model): weights only, no gradients or optimizer states. */
   frozen?: boolean;
+  /** Kept in fp32 whatever the precision (PEFT's adapters on a 16-bit model): fp32 weights, gradients and states. */
+  fp32?: boolean;
   /** The whole group's weight bytes when not `count` × the precision's (quantized weights, src/plan/quantization.ts). */
   weightBytes?: number;
   /**
@@ -97,11 +99,11 @@ function shardsOf(setup: ResolvedSetup, group?: StateGroup): ReturnType<typeof z
 export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, step?: StateTimeline): PlannedTensor[] {
   // torch.cuda.amp (src/plan/autocast.ts) keeps fp32's model states; its 16-bit copies are on the step's tape.
   const stored = autocastLayout(setup) ? "fp32" : setup.precision;
-  const weight = weightBytes(stored);
+  const storedWeight = weightBytes(stored);
   const training = setup.mode === "train";
   const offload = offloads(setup.offload);
   const shards = shardsOf(setup);
-  const states = training ? optimizerStates(stored, setup.optimizer) : [];
+  const modelStates = training ? optimizerStates(stored, setup.optimizer) : [];
   const tensors: PlannedTensor[] = [];
   let largestGroup = 0;
   let largestTrainable = 0;
@@ -112,6 +114,8 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
   for (const group of groups) {
     const n = parametersPerRank(group, setup.tp);
     largestGroup = Math.max(largestGroup, n);
+    const weight = group.fp32 ? 4 : storedWeight;
+    const states = !training ? [] : group.fp32 ? optimizerStates("fp32", setup.optimizer) : modelStates;
     const groupShards = shardsOf(setup, group);
     // Expert parallelism shards a group by experts, not by its tensors: it stays one allocation.
     const perTensor = step !== undefined && setup.tp === 1 && group.weightBytes === undefined && !group.experts;
@@ -140,9 +144,10 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
     }
   }
   if (training && !offload.optimizer && step !== undefined) {
-    const stateBytes = states.find((x) => x.name !== "master")?.bytesPerParameter ?? weight;
-    // Over what the optimizer steps: trainable parameters only (a LoRA model's adapters).
+    // Over what the optimizer steps: trainable parameters only (a LoRA model's adapters, fp32 ones on a 16-bit model).
     const trainable = groups.filter((g) => !g.frozen);
+    const fp32 = trainable.length > 0 && trainable.every((g) => g.fp32);
+    const stateBytes = (fp32 ? optimizerStates("fp32", setup.optimizer) : modelStates).find((x) => x.name !== "master")?.bytesPerParameter ?? (fp32 ? 4 : storedWeight);
     const perTensor = setup.tp === 1 && shards.optimizerStates === 1 && trainable.every((g) => g.tensors !== undefined && !g.experts);
     const during = { firstPhase: step.phases.optimizerStep, lastPhase: step.phases.optimizerStep };
     const phase = step.phases.optimizerStep;
@@ -171,10 +176,10 @@ export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, st
   }
   if (groups.length > 1) {
     if (shards.parameters > 1 || offload.params) {
-      tensors.push(fixed(training ? "zero3.gathered_weights" : "offload.gathered_weights", "workspace", largestGroup * weight));
+      tensors.push(fixed(training ? "zero3.gathered_weights" : "offload.gathered_weights", "workspace", largestGroup * storedWeight));
     }
     if (training && (shards.gradients > 1 || offload.optimizer) && largestTrainable > 0) {
-      tensors.push(fixed("gradient_bucket", "gradients", largestTrainable * weight));
+      tensors.push(fixed("gradient_bucket", "gradients", largestTrainable * storedWeight));
     }
   }
   return tensors;

@@ -245,6 +245,9 @@ export class TrainingTape {
       return producer !== undefined && this.ops[producer]!.stage === stage && recomputed(this.ops[producer]!);
     };
     const values = this.values;
+    // Autograd records no node for an op none of whose outputs needs a gradient (its inputs need
+    // none and it trains nothing): it saves nothing (a LoRA model's first layers, frozen norms' inputs).
+    const recorded = (op: TapeOp) => op.outputs.some((v) => values[v]!.requiresGrad);
     this.ops.forEach((op, i) => {
       const again = recomputed(op);
       const at = forwardPhase[i]!;
@@ -261,6 +264,7 @@ export class TrainingTape {
         // What the recomputation reads from outside its stage, the checkpoint keeps from the forward pass.
         for (const v of op.inputs) if (!producedIn(v, op.stage)) last[storageOf(v)] = Math.max(last[storageOf(v)]!, again);
       }
+      if (!recorded(op)) return;
       for (const v of op.saves) {
         const k = storageOf(v);
         if (again && producedIn(v, op.stage)) recomputedUntil[k] = Math.max(recomputedUntil[k]!, backwardPhase[i]!);
@@ -269,7 +273,7 @@ export class TrainingTape {
     });
 
     const saved = new Uint8Array(n);
-    for (const op of this.ops) for (const v of op.saves) saved[storageOf(v)] = 1;
+    for (const op of this.ops) if (recorded(op)) for (const v of op.saves) saved[storageOf(v)] = 1;
     const tensors: PlannedTensor[] = [];
     const push = (s: Storage, firstPhase: number, lastPhase: number, name = s.name, category: Category = s.category ?? "workspace") =>
       tensors.push({ name, category, fixedBytes: s.fixedBytes, perSampleBytes: s.perSampleBytes, firstPhase, lastPhase });

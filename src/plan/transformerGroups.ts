@@ -24,8 +24,18 @@ export function transformerStateGroups(arch: TransformerArchitecture, setup: Res
   const adapters = adapterCount(false) + Math.ceil(adapterCount(true) / ep);
   return [
     ...groups.map((g) => ({ ...g, frozen: true })),
-    ...Array.from({ length: arch.layers }, (_, i) => ({ name: `layers.${i}.lora`, count: adapters, tensorParallelCount: 0, stage: `layers.${i}` })),
+    ...Array.from({ length: arch.layers }, (_, i) => ({ name: `layers.${i}.lora`, count: adapters, tensorParallelCount: 0, stage: `layers.${i}`, ...(adaptersInFp32(setup) && { fp32: true }) })),
   ];
+}
+
+/**
+ * Whether the adapters are kept in fp32 on a 16-bit model: PEFT's `autocast_adapter_dtype=True`
+ * (its default, peft 0.21 peft_model.py line 128) upcasts fp16 and bf16 adapter weights to fp32,
+ * so their gradients and optimizer states are fp32 too (the traced LoRA step's 6.8 MB of Adam
+ * states for Llama-3.2-1B's 852k adapter parameters).
+ */
+export function adaptersInFp32(setup: ResolvedSetup): boolean {
+  return setup.lora !== undefined && (setup.precision === "fp16" || setup.precision === "bf16");
 }
 
 /** Parameters in all (the base and its adapters, as PEFT's "all params") and those trained (the adapters, or all of them). */

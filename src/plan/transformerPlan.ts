@@ -9,7 +9,7 @@ import { adaptedLinears, savesInputOf, type LoraSetup } from "./lora.js";
 import { moeInferenceWorkspace, moeLayerActivations, routedTokens } from "./moe.js";
 import { hostStateTensors, modelStateTensors } from "./modelStates.js";
 import { dequantizationBufferBytes, kvElementBytes } from "./quantization.js";
-import { transformerCounts, transformerStateGroups } from "./transformerGroups.js";
+import { adaptersInFp32, transformerCounts, transformerStateGroups } from "./transformerGroups.js";
 import { describeSetup, type ResolvedSetup } from "./setup.js";
 import type { TapeOp } from "./trainingTape.js";
 import { transformerTape, type Shape } from "./transformerStep.js";
@@ -161,6 +161,7 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
     ...tensorParallelWidths(workload, setup.tp),
     ...(setup.lora !== undefined && { lora: setup.lora }),
     loraDropout: setup.loraDropout ?? 0,
+    loraFp32: adaptersInFp32(setup),
     quantizedSavesInput: setup.mode === "train" && (setup.weights === "nf4" || setup.weights === "int4"),
     capacityFactor: setup.capacityFactor ?? 1,
   };

@@ -39,6 +39,8 @@ export interface Shape {
   lora?: LoraSetup;
   /** PEFT's `lora_dropout` on each adapter's input (0: `nn.Identity`, nothing kept). */
   loraDropout: number;
+  /** Adapters kept in fp32 on a 16-bit model (PEFT's `autocast_adapter_dtype`, src/plan/transformerGroups.ts). */
+  loraFp32: boolean;
   /**
    * 4-bit projections (`--weights nf4|int4`) keep their input for backward whenever it needs a
    * gradient: bitsandbytes' `MatMul4Bit.forward` sets `ctx.tensors = (A, B)` when
@@ -118,7 +120,8 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
       { name: `${prefix}.rstd`, size: replicated(4 * s), requiresGrad: false },
     ], { forwardTemporaries: inputFp32 ? [] : [{ name: `${prefix}.normalized_fp32`, size: replicated(4 * s * h) }] });
     tape.ops.at(-1)!.saves.push(upcast, rstd!);
-    const [out] = tape.op(stage, `${name}.weight`, [normalized!], [{ name: outputName, size: hidden() }], { saves: [normalized!], groups: [group], trains: shape.lora === undefined });
+    // `self.weight * x` keeps x for the weight's gradient only: a frozen norm (a LoRA model's) keeps nothing there.
+    const [out] = tape.op(stage, `${name}.weight`, [normalized!], [{ name: outputName, size: hidden() }], { saves: shape.lora === undefined ? [normalized!] : [], groups: [group], trains: shape.lora === undefined });
     return out!;
   };
   /** Dropout as CUDA runs it (native_dropout): its output, and a 1-byte mask it saves, named `<maskPrefix>_mask`. */
@@ -343,23 +346,37 @@ function linearOp(tape: TrainingTape, shape: Shape, stage: number, p: string, na
   }
   const base = matmulOp(tape, shape, stage, opName, `${p}.${name}`, input, weight, { name: `${p}.lora.${name}.base_output`, size: output.size }, { groups: [p], trains: false, savesInput: quantizedKeeps });
   const r = shape.lora!.rank * adapter.copies;
-  // PEFT's `lora_B(lora_A(dropout(x)))` (peft 0.21 tuners/lora/layer.py, Linear.forward): with
-  // lora_dropout > 0 each adapter drops its own copy of x (native_dropout: the output and a
-  // 1-byte mask), and A saves the dropped copy instead of x.
-  let adapterInput = input;
+  const { s: tokens, e } = shape;
+  // PEFT keeps 16-bit models' adapters in fp32 (peft 0.21 peft_model.py line 128,
+  // autocast_adapter_dtype=True) and runs them there (tuners/lora/layer.py lines 1089-1113,
+  // Linear.forward): x cast to the adapter's dtype (which A saves), A's and B's outputs and the
+  // scaled product in fp32, their sum with the 16-bit base output in fp32, cast back to the
+  // base's dtype. Counted in the trace of Llama-3.2-1B bf16 with rank-8 adapters.
+  const fp32Adapter = shape.loraFp32;
+  const ae = fp32Adapter ? 4 : e;
+  const widen = (size: Size): Size => ({ fixedBytes: (size.fixedBytes * ae) / e, perSampleBytes: (size.perSampleBytes * ae) / e });
+  let adapterInput = fp32Adapter
+    ? tape.op(stage, `lora.${name}.cast_input`, [input], [{ name: `${p}.lora.${name}.input_fp32`, size: perSample(4 * tokens * adapter.inFeatures) }])[0]!
+    : input;
+  // `lora_B(lora_A(dropout(x)))`: with lora_dropout > 0 each adapter drops its own copy of x
+  // (native_dropout: the output and a 1-byte mask), and A saves the dropped copy instead of x.
   if (shape.loraDropout > 0) {
-    const width = adapter.inFeatures * shape.s;
-    const [dropped, mask] = tape.op(stage, `lora.${name}.dropout`, [input], [
-      { name: `${p}.lora.${name}.dropout_output`, size: perSample(shape.e * width) },
+    const width = adapter.inFeatures * tokens;
+    const [dropped, mask] = tape.op(stage, `lora.${name}.dropout`, [adapterInput], [
+      { name: `${p}.lora.${name}.dropout_output`, size: perSample(ae * width) },
       { name: `${p}.lora.${name}.dropout_mask`, size: perSample(width), requiresGrad: false },
     ]);
     tape.ops.at(-1)!.saves.push(mask!);
     adapterInput = dropped!;
   }
-  const [a] = tape.op(stage, `lora.${name}.a`, [adapterInput], [{ name: `${p}.lora.${name}.a_output`, size: perSample(shape.e * shape.s * r) }], { saves: [adapterInput], groups: [p] });
-  const [b] = tape.op(stage, `lora.${name}.b`, [a!], [{ name: `${p}.lora.${name}.b_output`, size: output.size }], { saves: [a!], groups: [p] });
-  const [scaled] = tape.op(stage, `lora.${name}.scale`, [b!], [{ name: `${p}.lora.${name}.scaled`, size: output.size }]);
-  return tape.op(stage, `lora.${name}.add`, [base, scaled!], [output], { passGradient: true })[0]!;
+  // Under autocast A and B are matmuls like any other: their inputs and weights cast to 16 bits.
+  const lora = { groups: [p], trains: true, savesInput: true };
+  const a = matmulOp(tape, shape, stage, `lora.${name}.a`, `${p}.lora.${name}.a`, adapterInput, { inFeatures: adapter.inFeatures, outFeatures: r }, { name: `${p}.lora.${name}.a_output`, size: perSample(ae * tokens * r) }, lora);
+  const b = matmulOp(tape, shape, stage, `lora.${name}.b`, `${p}.lora.${name}.b`, a, { inFeatures: r, outFeatures: adapter.outFeatures }, { name: `${p}.lora.${name}.b_output`, size: widen(output.size) }, lora);
+  const [scaled] = tape.op(stage, `lora.${name}.scale`, [b], [{ name: `${p}.lora.${name}.scaled`, size: widen(output.size) }]);
+  if (!fp32Adapter) return tape.op(stage, `lora.${name}.add`, [base, scaled!], [output], { passGradient: true })[0]!;
+  const [sum] = tape.op(stage, `lora.${name}.add`, [base, scaled!], [{ name: `${p}.lora.${name}.sum_fp32`, size: widen(output.size) }], { passGradient: true });
+  return tape.op(stage, `lora.${name}.cast_output`, [sum!], [output])[0]!;
 }
 
 interface LayerHelpers {

@@ -74,8 +74,8 @@ describe("the frozen base model and its adapters", () => {
       expect(kept(qv, name)).toBe(false);
     }
     expect(tensor(qv, "layers.0.attention.input")!.perSampleBytes).toBe(2 * 1024 * 4096);
-    // B of each adapter saves A's r-wide output.
-    expect(tensor(qv, "layers.0.lora.q.a_output")!.perSampleBytes).toBe(2 * 1024 * 8);
+    // B of each adapter saves A's r-wide output, in fp32: PEFT keeps a 16-bit model's adapters in fp32 (autocast_adapter_dtype).
+    expect(tensor(qv, "layers.0.lora.q.a_output")!.perSampleBytes).toBe(4 * 1024 * 8);
     // Flash attention keeps its output for its own backward; eager attention's output is only the frozen o_proj's input.
     expect(kept(qv, "layers.0.attention.output")).toBe(true);
     expect(kept(plan("llama-2-7b", { seq: 1024, attention: "eager", lora: { rank: 8, targets: ["q", "v"] } }), "layers.0.attention.output")).toBe(false);

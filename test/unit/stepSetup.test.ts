@@ -15,15 +15,17 @@ describe("--lora-dropout (PEFT's lora_dropout: lora_B(lora_A(dropout(x))))", () 
   test("each adapted projection drops its own copy of its input and keeps a 1-byte mask; A saves the dropped copy", () => {
     const plan = buildPlan(llama, parseSetup({ ...base, loraDropout: "0.05" }));
     for (const proj of ["q", "v"]) {
-      expect(named(plan, `layers.0.lora.${proj}.dropout_output`).map((t) => [t.perSampleBytes, t.category])).toEqual([[2 * s * h, "activations"]]);
+      // PEFT casts x to its fp32 adapters' dtype first, and drops the fp32 copy.
+      expect(named(plan, `layers.0.lora.${proj}.dropout_output`).map((t) => [t.perSampleBytes, t.category])).toEqual([[4 * s * h, "activations"]]);
       expect(named(plan, `layers.0.lora.${proj}.dropout_mask`).map((t) => t.perSampleBytes)).toEqual([s * h]);
     }
-    // Without dropout (PEFT's default, nn.Identity) there is no copy. With it, each layer keeps two
-    // dropped copies and masks (2 × 3 bytes × s·h) but no longer the norm's output that q's and v's
-    // A saved (2 bytes × s·h): 4·s·h bytes a layer and sample more at the end of forward.
+    // Without dropout (PEFT's default, nn.Identity) there is no dropped copy: A saves the fp32 cast of
+    // x. With it, A saves the dropped fp32 copy instead and the 1-byte mask is kept too: 2 · s·h bytes
+    // a layer and sample more at the end of forward (q's and v's masks), but in the first layer, whose
+    // input needs no gradient: its dropout records no node and keeps no mask.
     const none = buildPlan(llama, parseSetup(base));
     expect(none.tensors.some((t) => t.name.includes("dropout"))).toBe(false);
-    expect(peakBytes(plan, 4) - peakBytes(none, 4)).toBe(32 * 4 * s * h * 4);
+    expect(peakBytes(plan, 4) - peakBytes(none, 4)).toBe(31 * 2 * s * h * 4);
   });
 
   test("is checked", () => {
@@ -88,7 +90,7 @@ describe("--grad-accum N and --zero-grad zeros: gradients that stay alive", () =
 });
 
 describe("QLoRA: frozen 4-bit projections keep their input (bitsandbytes' MatMul4Bit saves A when it needs a gradient)", () => {
-  test("nf4 keeps the MLP's inputs that frozen 16-bit projections do not: 2·s·(h + f) bytes a layer and sample", () => {
+  test("nf4 keeps the inputs that frozen 16-bit projections do not: 2·s·(h + f) bytes a layer and sample, and 2·s·h more past the first", () => {
     const base = { seq: s, loraRank: 16, precision: "bf16", attention: "flash" };
     const saved = (plan: MemoryPlan, name: string) => plan.tensors.filter((t) => t.name === name && t.category === "activations").map((t) => t.perSampleBytes);
     const nf4 = buildPlan(llama, parseSetup({ ...base, weights: "nf4" }));
@@ -97,8 +99,13 @@ describe("QLoRA: frozen 4-bit projections keep their input (bitsandbytes' MatMul
     expect(saved(nf4, "layers.3.mlp.input")).toEqual([2 * s * h]);
     expect(saved(nf4, "layers.3.mlp.down_input")).toEqual([2 * s * f]);
     expect(saved(bf16, "layers.3.mlp.input")).toEqual([]);
+    // q's and v's frozen 4-bit bases keep the norm's 16-bit output too (their fp32 adapters keep only
+    // their own fp32 copies), in every layer but the first, whose input needs no gradient.
+    expect(saved(nf4, "layers.3.attention.input")).toEqual([2 * s * h]);
+    expect(saved(bf16, "layers.3.attention.input")).toEqual([]);
+    expect(saved(nf4, "layers.0.attention.input")).toEqual([]);
     const activations = (plan: MemoryPlan) => plan.tensors.filter((t) => t.category === "activations").reduce((sum, t) => sum + t.perSampleBytes, 0);
-    expect(activations(nf4) - activations(bf16)).toBe(32 * 2 * s * (h + f));
+    expect(activations(nf4) - activations(bf16)).toBe(32 * 2 * s * (h + f) + 31 * 2 * s * h);
   });
 });
 

@@ -70,14 +70,11 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
  *   nn.MultiheadAttention (packed in-projection, F.multi_head_attention_forward's reshapes), which
  *   vramfit plans as separate Q, K, V projections (under amp with the one input cast the packed
  *   projection makes);
- * - llama-3.2-1b bf16 LoRA (PEFT 0.21, rank 8 on q and v, dropout 0) 1.3-1.5 % low at both batches:
- *   not diagnosed (the full bf16 step of the same model agrees to 1.0000).
  */
 const KNOWN_GAPS: Record<string, Record<number, number>> = {
   "gemma-3-1b bf16 adamw seq256": { 4: 0.9629, 8: 0.9508 },
   "vit-b16 fp32 adamw": { 8: 0.9811 },
   "vit-b16 amp adamw": { 8: 1.012 },
-  "llama-3.2-1b bf16 lora8 seq512": { 4: 0.9867, 8: 0.9848 },
 };
 
 const comparisons = fixture.cases.flatMap((c) => fixture.batches.map((b) => [c.case, b, c] as const));
@@ -88,7 +85,7 @@ describe("the analytic timeline's peak within 1% of the trace's, at both batches
     expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(13);
     expect(fixture.cases.length).toBeGreaterThanOrEqual(62);
     expect(comparisons.length).toBeGreaterThanOrEqual(124);
-    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(118);
+    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(120);
   });
 
   test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined))("%s at batch %d", (_, b, c) => {
