@@ -78,6 +78,8 @@ export interface OpOptions {
  */
 export class TrainingTape {
   private readonly storages: Storage[] = [];
+  /** Each storage's stage: its op's, or for an input the stage of the op recorded before it (src/plan/layerReplication.ts). */
+  private readonly storageStages: number[] = [];
   private readonly values: Value[] = [];
   readonly ops: TapeOp[] = [];
 
@@ -86,6 +88,7 @@ export class TrainingTape {
   /** A batch input (token ids, images, labels): allocated before the step, alive to its end. */
   input(name: string, size: Size, category: Category = "activations"): number {
     this.storages.push({ name, category, ...size, heldToLoss: false, input: true });
+    this.storageStages.push(this.ops.at(-1)?.stage ?? 0);
     this.values.push({ storage: this.storages.length - 1, size, requiresGrad: false });
     return this.values.length - 1;
   }
@@ -123,6 +126,7 @@ export class TrainingTape {
       const storage: Storage = { name: o.name, fixedBytes: o.size.fixedBytes, perSampleBytes: o.size.perSampleBytes, heldToLoss: o.heldToLoss ?? false, input: false };
       if (o.category !== undefined) storage.category = o.category;
       this.storages.push(storage);
+      this.storageStages.push(stage);
       this.values.push({ storage: this.storages.length - 1, size: o.size, requiresGrad: o.requiresGrad ?? differentiable, producer: index });
       return this.values.length - 1;
     });
@@ -210,6 +214,7 @@ export class TrainingTape {
     tensors: PlannedTensor[];
     gradientStarts: Map<string, number>;
     parameterGradientStarts: Map<string, { phase: number; parameters: number }[]>;
+    origins: Int32Array;
   } {
     const stageOps: { op: TapeOp; i: number }[][] = [...this.stages, "loss"].map(() => []);
     this.ops.forEach((op, i) => stageOps[op.stage]!.push({ op, i }));
@@ -275,9 +280,15 @@ export class TrainingTape {
     const saved = new Uint8Array(n);
     for (const op of this.ops) if (recorded(op)) for (const v of op.saves) saved[storageOf(v)] = 1;
     const tensors: PlannedTensor[] = [];
-    const push = (s: Storage, firstPhase: number, lastPhase: number, name = s.name, category: Category = s.category ?? "workspace") =>
+    // The stage each tensor comes from (its storage's, or the op's whose temporary or gradient it is).
+    const origins: number[] = [];
+    let origin = 0;
+    const push = (s: Storage, firstPhase: number, lastPhase: number, name = s.name, category: Category = s.category ?? "workspace") => {
       tensors.push({ name, category, fixedBytes: s.fixedBytes, perSampleBytes: s.perSampleBytes, firstPhase, lastPhase });
+      origins.push(origin);
+    };
     this.storages.forEach((s, k) => {
+      origin = this.storageStages[k]!;
       const kept = s.category ?? (saved[k] === 1 || s.input ? "activations" : "workspace");
       if (s.input) return push(s, 0, lastPhase, s.name, kept);
       if (last[k]! < 0) return;
@@ -288,10 +299,19 @@ export class TrainingTape {
       push(s, recomputedAt[k]!, recomputedUntil[k]!, `recompute.${s.name}`, kept);
     });
     this.ops.forEach((op, i) => {
-      for (const t of op.forwardTemporaries) tensors.push({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: forwardPhase[i]!, lastPhase: forwardPhase[i]! });
-      for (const t of op.backwardTemporaries) tensors.push({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: backwardPhase[i]!, lastPhase: backwardPhase[i]! });
+      for (const t of op.forwardTemporaries) {
+        tensors.push({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: forwardPhase[i]!, lastPhase: forwardPhase[i]! });
+        origins.push(op.stage);
+      }
+      for (const t of op.backwardTemporaries) {
+        tensors.push({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: backwardPhase[i]!, lastPhase: backwardPhase[i]! });
+        origins.push(op.stage);
+      }
     });
-    tensors.push(...this.gradients(backwardPhase));
+    for (const g of this.gradients(backwardPhase)) {
+      tensors.push(g.tensor);
+      origins.push(g.stage);
+    }
 
     const gradientStarts = new Map<string, number>();
     const parameterGradientStarts = new Map<string, { phase: number; parameters: number }[]>();
@@ -304,7 +324,8 @@ export class TrainingTape {
         parameterGradientStarts.set(g, list);
       }
     });
-    return { phases, tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0), gradientStarts, parameterGradientStarts };
+    const kept = tensors.map((t) => t.fixedBytes > 0 || t.perSampleBytes > 0);
+    return { phases, tensors: tensors.filter((_, i) => kept[i]), gradientStarts, parameterGradientStarts, origins: Int32Array.from(origins.filter((_, i) => kept[i])) };
   }
 
   /**
@@ -313,17 +334,19 @@ export class TrainingTape {
    * consumers add theirs in place through a temporary of the value's size, and the value's
    * producer frees it after its own backward.
    */
-  private gradients(backwardPhase: number[]): PlannedTensor[] {
+  private gradients(backwardPhase: number[]): { tensor: PlannedTensor; stage: number }[] {
     interface Gradient {
       name: string;
       size: Size;
       first: number;
       last: number;
+      /** The stage of the op whose backward made it. */
+      stage: number;
     }
     // Indexed by value; plain loops: a deep model's tape has tens of thousands of ops.
     const gradientOf: (Gradient | undefined)[] = new Array(this.values.length);
     const all: Gradient[] = [];
-    const temporaries: PlannedTensor[] = [];
+    const temporaries: { tensor: PlannedTensor; stage: number }[] = [];
     for (let i = this.ops.length - 1; i >= 0; i--) {
       const op = this.ops[i]!;
       const phase = backwardPhase[i]!;
@@ -346,11 +369,14 @@ export class TrainingTape {
         }
         const name = this.storages[value.storage]!.name;
         if (existing === undefined) {
-          const g: Gradient = { name: `${name}.grad`, size: value.size, first: phase, last: phase };
+          const g: Gradient = { name: `${name}.grad`, size: value.size, first: phase, last: phase, stage: op.stage };
           gradientOf[v] = g;
           all.push(g);
         } else {
-          temporaries.push({ name: `${name}.grad_contribution`, category: "workspace", fixedBytes: value.size.fixedBytes, perSampleBytes: value.size.perSampleBytes, firstPhase: phase, lastPhase: phase });
+          temporaries.push({
+            tensor: { name: `${name}.grad_contribution`, category: "workspace", fixedBytes: value.size.fixedBytes, perSampleBytes: value.size.perSampleBytes, firstPhase: phase, lastPhase: phase },
+            stage: op.stage,
+          });
         }
       }
     }
@@ -360,7 +386,7 @@ export class TrainingTape {
       const producer = this.values[v]!.producer;
       if (g !== undefined && producer !== undefined && backwardPhase[producer]! > g.last) g.last = backwardPhase[producer]!;
     }
-    const tensors = all.map((g): PlannedTensor => ({ name: g.name, category: "workspace", fixedBytes: g.size.fixedBytes, perSampleBytes: g.size.perSampleBytes, firstPhase: g.first, lastPhase: g.last }));
+    const tensors = all.map((g): { tensor: PlannedTensor; stage: number } => ({ tensor: { name: g.name, category: "workspace", fixedBytes: g.size.fixedBytes, perSampleBytes: g.size.perSampleBytes, firstPhase: g.first, lastPhase: g.last }, stage: g.stage }));
     for (const t of temporaries) tensors.push(t);
     return tensors;
   }

@@ -15,6 +15,7 @@ import type { TapeOp } from "./trainingTape.js";
 import { transformerTape, type Shape } from "./transformerStep.js";
 import { chooseSdpaKernel, isFused, type AttentionKernel } from "./attentionKernel.js";
 import { computeCapabilityOf } from "./computeCapability.js";
+import { layeredTimeline } from "./layerReplication.js";
 import { sharedTimeline } from "./timelineCache.js";
 
 /**
@@ -39,15 +40,19 @@ const ATTENTION_CORE = new Set(["attention.scores", "attention.scale", "attentio
  * TrainingTape for when it is freed), with the model states on it.
  */
 function trainingPlan(shape: Shape, setup: ResolvedSetup, groups: ReturnType<typeof transformerStateGroups>): { phases: string[]; tensors: PlannedTensor[] } {
-  const layers = shape.arch.layers;
-  const inLayer = (op: TapeOp) => op.stage >= 1 && op.stage <= layers;
-  const recomputed =
-    setup.checkpointing === "full" ? inLayer : setup.checkpointing === "selective" ? (op: TapeOp) => inLayer(op) && ATTENTION_CORE.has(op.name) : undefined;
+  /** The timeline of the model with `layers` layers (its own, or fewer for src/plan/layerReplication.ts). */
+  const timeline = (layers: number) => {
+    const inLayer = (op: TapeOp) => op.stage >= 1 && op.stage <= layers;
+    const recomputed =
+      setup.checkpointing === "full" ? inLayer : setup.checkpointing === "selective" ? (op: TapeOp) => inLayer(op) && ATTENTION_CORE.has(op.name) : undefined;
+    const arch = layers === shape.arch.layers ? shape.arch : { ...shape.arch, layers };
+    return transformerTape({ ...shape, arch }, setup).timeline(recomputed ? { recomputed } : {});
+  };
   // The tape reads the shape and these three options only (src/plan/transformerStep.ts): the
   // setups advice compares (ZeRO, GPUs, offload, optimizer) share one timeline.
   const { arch, ...rest } = shape;
   const key = JSON.stringify([rest, setup.checkpointing, setup.hfLoss, setup.precision]);
-  const { phases, tensors, gradientStarts } = sharedTimeline(arch, key, () => transformerTape(shape, setup).timeline(recomputed ? { recomputed } : {}));
+  const { phases, tensors, gradientStarts } = sharedTimeline(arch, key, () => layeredTimeline(arch.layers, timeline));
   const states = modelStateTensors(groups, setup, { phases, gradientStarts, largestTensorElements: largestParameterTensor(shape.arch, setup.tp) });
   return { phases: phases.names, tensors: [...states, ...tensors] };
 }

@@ -1,0 +1,171 @@
+// A transformer's training timeline for many identical layers, made from a five-layer one: its middle layer's tensors replicated with shifted phases and names.
+import type { PlannedTensor } from "./memoryPlan.js";
+import { TrainingPhases, type Stage } from "./stepPhases.js";
+
+/** What TrainingTape.timeline returns: the phases, the tensors, when each group's gradients start, and each tensor's stage. */
+export interface StepTimeline {
+  phases: TrainingPhases;
+  tensors: PlannedTensor[];
+  gradientStarts: Map<string, number>;
+  /** Per group, the phases its ops' backwards make their parameters' gradients in. */
+  parameterGradientStarts: Map<string, { phase: number; parameters: number }[]>;
+  /** The stage each tensor comes from (stage 0 the embeddings, layer i stage i + 1). */
+  origins: Int32Array;
+}
+
+/** Layers of the model built in full: 0 and 1 (what follows the embeddings), 2 (replicated), 3 and 4 (what precedes the head). */
+const BUILT_LAYERS = 5;
+/** The layer replicated. */
+const TEMPLATE_LAYER = 2;
+const TEMPLATE_STAGE = TEMPLATE_LAYER + 1;
+
+let enabled = true;
+
+/** Runs `fn` with every timeline built layer by layer: how the tests get the timeline replication must equal. */
+export function withoutReplication<T>(fn: () => T): T {
+  const was = enabled;
+  enabled = false;
+  try {
+    return fn();
+  } finally {
+    enabled = was;
+  }
+}
+
+/**
+ * The timeline of a model with `layers` identical layers; `build(n)` makes it for `n` layers op by
+ * op. Every layer of a transformer's training tape is the same ops on the same sizes (sliding
+ * windows and caches are inference's), so GPT-3's 96 layers were 96 copies of one layer's work:
+ * the tape of five layers is built, and six as a check that replicating five gives six exactly
+ * (phases, tensors in order, gradient starts); if not, the model is built in full.
+ */
+export function layeredTimeline(layers: number, build: (layers: number) => StepTimeline): StepTimeline {
+  if (!enabled || layers <= BUILT_LAYERS + 1) return build(layers);
+  const small = build(BUILT_LAYERS);
+  if (!sameTimeline(replicate(small, BUILT_LAYERS + 1), build(BUILT_LAYERS + 1))) {
+    replicationCounts.refused += 1;
+    return build(layers);
+  }
+  replicationCounts.replicated += 1;
+  return replicate(small, layers);
+}
+
+/** Timelines made by replication, and those the check refused (built in full): what the tests read. */
+export const replicationCounts = { replicated: 0, refused: 0 };
+
+/** `small` (BUILT_LAYERS layers) with its template layer repeated to make `layers`. */
+function replicate(small: StepTimeline, layers: number): StepTimeline {
+  const k = BUILT_LAYERS;
+  const shift = layers - k;
+  const stages = small.phases.stages;
+  const layerStage = stages[TEMPLATE_STAGE]!;
+  const phases = new TrainingPhases([
+    stages[0]!,
+    ...Array.from({ length: layers }, (_, i): Stage => ({ ...layerStage, name: `layers.${i}` })),
+    ...stages.slice(k + 1),
+  ]);
+  // Where each phase of the small step goes, for a layer shifted by δ: a layer's phase moves δ
+  // layers on (forward) or back (backward); the head's, the loss's and the optimizer's move with the end.
+  const perLayer = (layerStage.forwardSteps ?? [""]).length;
+  const base = new Int32Array(small.phases.names.length);
+  const sign = new Int8Array(small.phases.names.length);
+  const mapStage = (stage: number) => (stage === 0 ? 0 : stage <= k ? stage : stage + shift);
+  stages.forEach((stage, s) => {
+    (stage.forwardSteps ?? [""]).forEach((_, i) => {
+      const p = small.phases.forwardStep(s, i);
+      base[p] = phases.forwardStep(mapStage(s), i);
+      if (s >= 1 && s <= k) sign[p] = 1;
+    });
+    (stage.backwardSteps ?? [""]).forEach((_, i) => {
+      const p = small.phases.backwardStep(s, i);
+      base[p] = phases.backwardStep(mapStage(s), i);
+      if (s >= 1 && s <= k) sign[p] = -1;
+    });
+  });
+  base[small.phases.optimizerStep] = phases.optimizerStep;
+  base[small.phases.zeroGrad] = phases.zeroGrad;
+  const phaseAt = (p: number, delta: number) => base[p]! + sign[p]! * delta * perLayer;
+  // A name split once around its layer numbers (`layers.3.mlp.up` → ["layers.", 3, ".mlp.up"]), then joined per layer.
+  const parts = new Map<string, (string | number)[]>();
+  const rename = (name: string, delta: number) => {
+    if (delta === 0) return name;
+    let split = parts.get(name);
+    if (split === undefined) {
+      split = name.split(/(?<=layers\.)(\d+)/).map((piece, i) => (i % 2 === 1 ? Number(piece) : piece));
+      parts.set(name, split);
+    }
+    if (split.length === 1) return name;
+    let renamed = "";
+    for (const piece of split) renamed += typeof piece === "number" ? piece + delta : piece;
+    return renamed;
+  };
+  /** How far a tensor of the small step moves: the first layers stay, the last ones move with the end. */
+  const deltaOf = (origin: number) => (origin <= TEMPLATE_LAYER ? 0 : shift);
+
+  const tensors: PlannedTensor[] = [];
+  const origins: number[] = [];
+  const emit = (t: PlannedTensor, origin: number, delta: number) => {
+    tensors.push({ name: rename(t.name, delta), category: t.category, fixedBytes: t.fixedBytes, perSampleBytes: t.perSampleBytes, firstPhase: phaseAt(t.firstPhase!, delta), lastPhase: phaseAt(t.lastPhase!, delta) });
+    origins.push(origin === 0 ? 0 : origin <= k ? origin + delta : origin + shift);
+  };
+  const n = small.tensors.length;
+  for (let a = 0; a < n; ) {
+    if (small.origins[a] !== TEMPLATE_STAGE) {
+      emit(small.tensors[a]!, small.origins[a]!, deltaOf(small.origins[a]!));
+      a += 1;
+      continue;
+    }
+    // A run of the template layer's tensors: once per middle layer, in the order of the list's
+    // section (ascending after the layer before it, as storages are made; descending after the
+    // layer after it, as backward makes gradients).
+    let b = a;
+    while (b < n && small.origins[b] === TEMPLATE_STAGE) b += 1;
+    const ascending = a === 0 || small.origins[a - 1]! < TEMPLATE_STAGE;
+    for (let j = 0; j <= shift; j++) {
+      const delta = ascending ? j : shift - j;
+      for (let x = a; x < b; x++) emit(small.tensors[x]!, TEMPLATE_STAGE, delta);
+    }
+    a = b;
+  }
+
+  /** A map by parameter group, each layer's groups once per layer it stands for, in forward order. */
+  const byGroup = <V>(small: Map<string, V>, move: (value: V, delta: number) => V): Map<string, V> => {
+    const out = new Map<string, V>();
+    for (const [group, value] of small) {
+      const layer = /^layers\.(\d+)/.exec(group);
+      const index = layer === null ? -1 : Number(layer[1]);
+      if (index !== TEMPLATE_LAYER) {
+        const delta = index > TEMPLATE_LAYER ? shift : 0;
+        out.set(rename(group, delta), move(value, delta));
+      } else {
+        for (let delta = 0; delta <= shift; delta++) out.set(rename(group, delta), move(value, delta));
+      }
+    }
+    return out;
+  };
+  return {
+    phases,
+    tensors,
+    gradientStarts: byGroup(small.gradientStarts, phaseAt),
+    parameterGradientStarts: byGroup(small.parameterGradientStarts, (list, delta) => list.map((x) => ({ phase: phaseAt(x.phase, delta), parameters: x.parameters }))),
+    origins: Int32Array.from(origins),
+  };
+}
+
+function sameTimeline(a: StepTimeline, b: StepTimeline): boolean {
+  if (a.phases.names.length !== b.phases.names.length || a.phases.names.some((name, i) => name !== b.phases.names[i])) return false;
+  if (a.tensors.length !== b.tensors.length || a.origins.some((o, i) => o !== b.origins[i])) return false;
+  for (let i = 0; i < a.tensors.length; i++) {
+    const x = a.tensors[i]!;
+    const y = b.tensors[i]!;
+    if (x.name !== y.name || x.category !== y.category || x.fixedBytes !== y.fixedBytes || x.perSampleBytes !== y.perSampleBytes || x.firstPhase !== y.firstPhase || x.lastPhase !== y.lastPhase) return false;
+  }
+  if (a.gradientStarts.size !== b.gradientStarts.size) return false;
+  for (const [group, phase] of a.gradientStarts) if (b.gradientStarts.get(group) !== phase) return false;
+  if (a.parameterGradientStarts.size !== b.parameterGradientStarts.size) return false;
+  for (const [group, list] of a.parameterGradientStarts) {
+    const other = b.parameterGradientStarts.get(group);
+    if (other === undefined || other.length !== list.length || list.some((x, i) => x.phase !== other[i]!.phase || x.parameters !== other[i]!.parameters)) return false;
+  }
+  return true;
+}
