@@ -22,7 +22,8 @@ export interface CheckResult {
   budgetBytes: number;
   device: DeviceSummary;
   source: "device" | "analytic";
-  reason?: string;
+  /** Why the answer is analytic (no usable GPU, a catalog target, --analytic); null when the device answered. */
+  reason: string | null;
   /** Probes made on the device (0 or 1). */
   probes: number;
   /**
@@ -64,7 +65,7 @@ export function checkAnalytic(plan: MemoryPlan, batch: number, target: AnalyticT
     budgetBytes: budget,
     device,
     source: "analytic",
-    ...(reason !== undefined && { reason }),
+    reason: reason ?? null,
     probes: 0,
     ...(target.kind === "reading" && { memorySource: target.memorySource }),
     ...modelled(model),
@@ -82,7 +83,7 @@ export function checkOnNvml(target: DeviceTarget, nvmlFreeBytes: number, uuid: s
   const device = { ...target.device, uuid };
   const result = checkAnalytic(plan, batch, { kind: "reading", device, freeBytes: nvmlFreeBytes, memorySource: "nvml" }, options);
   const { reason: _, ...rest } = result;
-  return { ...rest, source: "device", device: deviceSummary(device, nvmlFreeBytes), memorySource: "nvml" };
+  return { ...rest, source: "device", reason: null, device: deviceSummary(device, nvmlFreeBytes), memorySource: "nvml" };
 }
 
 export interface DeviceCheckOptions extends CheckOptions, JobModelOptions, DeviceAccessOptions {
@@ -110,6 +111,7 @@ export async function checkOnDevice(target: DeviceTarget, plan: MemoryPlan, batc
       budgetBytes: charges.budget,
       device: deviceSummary(target.device, reading.freeBytes),
       source: "device",
+      reason: null,
       probes: evaluator.probes(),
       memorySource: "cuda",
       ...(limit !== null && { limit }),

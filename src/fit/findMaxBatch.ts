@@ -20,8 +20,8 @@ export type { SearchLimits };
 export interface BatchResult {
   batchSize: number;
   source: "device" | "analytic";
-  /** Why the answer is analytic, when it is. */
-  reason?: string;
+  /** Why the answer is analytic (no usable GPU, a catalog target, --analytic); null when the device answered. */
+  reason: string | null;
   device: DeviceSummary;
   /**
    * Where the free memory came from: `cuda` (measured with vramfit's context live), `nvml` (read
@@ -87,7 +87,7 @@ export async function analyticBatch(plan: MemoryPlan, target: AnalyticTarget, op
   return {
     batchSize,
     source: "analytic",
-    ...(reason !== undefined && { reason }),
+    reason: reason ?? null,
     device,
     ...(target.kind === "reading" && { memorySource: target.memorySource }),
     budgetBytes: budget,
@@ -164,6 +164,7 @@ async function searchDevice(target: DeviceTarget, plan: MemoryPlan, options: Dev
   return {
     batchSize,
     source: "device",
+    reason: null,
     device: deviceSummary(target.device, reading.freeBytes),
     memorySource: "cuda",
     budgetBytes: budget,

@@ -105,7 +105,7 @@ export async function analyticSeq(planAt: PlanAtSeq, batch: number, target: Anal
   return {
     ...seqResult(planAt(Math.max(seq, 1)), seq, batch, allocator, budget, limits.maxSeq),
     source: "analytic",
-    ...(reason !== undefined && { reason }),
+    reason: reason ?? null,
     device,
     ...(target.kind === "reading" && { memorySource: target.memorySource }),
     budgetBytes: budget,
@@ -153,6 +153,7 @@ export async function deviceSeq(target: DeviceTarget, planAt: PlanAtSeq, batch: 
     return {
       ...seqResult(planAt(Math.max(seq, 1)), seq, batch, model, budget, options.maxSeq),
       source: "device",
+      reason: null,
       device: deviceSummary(target.device, reading.freeBytes),
       memorySource: "cuda",
       budgetBytes: budget,

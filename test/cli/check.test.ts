@@ -78,3 +78,15 @@ describe("a no that reads as a no (issue 25, item 10)", () => {
     expect(equal.stdout).toBe("fits: needs 21.93 GiB of a 21.93 GiB budget on memory budget [analytic]\n");
   });
 });
+
+describe("every answer says why it is analytic, or that it is not (issue 25, item 10)", () => {
+  it("reason is null on the device and a sentence for a catalog GPU, in batch, check and --solve seq alike", async () => {
+    const env = simulatedGpus("NVIDIA H100 80GB HBM3:85520809984:3221225472");
+    for (const args of [["batch", "--params", "1e9", "--per-sample", "1GiB"], ["check", "--params", "1e9", "--per-sample", "1GiB", "--batch", "2"], ["batch", "--model", "gpt2", "--solve", "seq", "--batch", "1"]]) {
+      const device = await runJson<{ source: string; reason: unknown }>(args, env);
+      expect(device.json, args.join(" ")).toMatchObject({ source: "device", reason: null });
+      const catalog = await runJson<{ source: string; reason: unknown }>([...args, "--gpu", "A100-80GB"], env);
+      expect(catalog.json, args.join(" ")).toMatchObject({ source: "analytic", reason: "analytic target (--gpu)" });
+    }
+  });
+});
