@@ -24,6 +24,15 @@ bool DeviceAllocations::TryAllocate(size_t bytes) {
   return true;
 }
 
+bool DeviceAllocations::Grants(size_t bytes) {
+  CUdeviceptr pointer = 0;
+  CUresult result = api_.cuMemAlloc_v2(&pointer, bytes);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) return false;
+  CheckCuda(api_, result, "cuMemAlloc_v2");
+  CheckCuda(api_, api_.cuMemFree_v2(pointer), "cuMemFree_v2");
+  return true;
+}
+
 void DeviceAllocations::Touch(const std::function<bool()>& cancelled) {
   for (const Block& block : blocks_) {
     if (cancelled()) return;

@@ -40,6 +40,10 @@ class DeviceAllocations {
   // cuMemFree_v2 fails or the block is not held; it is then no longer tracked, as in FreeAll.
   void FreeAt(size_t index);
 
+  // Whether cuMemAlloc_v2 grants `bytes` now: the block, if any, is freed at once and not kept.
+  // False on CUDA_ERROR_OUT_OF_MEMORY; any other failure throws NativeError.
+  bool Grants(size_t bytes);
+
   // Successful TryAllocate calls, those freed since included.
   size_t count() const { return blocks_.size(); }
 

@@ -53,6 +53,35 @@ class ProbeTask : public DeviceTask {
     limit_ = limit;
   }
 
+  // The driver's allocation unit the headroom is measured in: its page, and PyTorch's rounding of
+  // large segments (kRoundLarge), so every segment size is a whole number of them.
+  static constexpr size_t kHeadroomUnit = size_t{2} << 20;
+
+  // What the device could still give when `size` could not be had. Out of memory: the largest
+  // whole number of kHeadroomUnit under `size` (within the reserve, free memory read now, and the
+  // cap) that cuMemAlloc_v2 grants at this moment, found by bisection, each trial freed at once.
+  // A reserve refusal: the free memory above the reserve; the cap: what it leaves (the step's
+  // replay never exceeds it); both in whole units too, as the driver rounds. Nothing the probe holds is freed: the caller replays the step at what
+  // is held plus this, so PyTorch's out-of-memory path decides, with the device's real room, which
+  // cached segments go back before the retry.
+  size_t Headroom(const DriverApi& api, DeviceAllocations& allocations, size_t size) {
+    size_t most = size - 1;
+    if (options_.limitBytes) most = std::min(most, *options_.limitBytes - allocatedBytes_);
+    if (limit_ != Limit::kMaxMem && options_.reserveBytes > 0) {
+      const size_t freeBytes = ReadFree(api);
+      most = std::min(most, freeBytes > options_.reserveBytes ? freeBytes - options_.reserveBytes : 0);
+    }
+    size_t low = 0, high = most / kHeadroomUnit;  // low units are granted; more than high are not
+    if (limit_ != Limit::kOutOfMemory) return high * kHeadroomUnit;
+    while (low < high) {
+      if (Cancelled()) Abort(allocations);
+      const size_t middle = low + (high - low + 1) / 2;
+      if (allocations.Grants(middle * kHeadroomUnit)) low = middle;
+      else high = middle - 1;
+    }
+    return low * kHeadroomUnit;
+  }
+
   // Each allocation is checked against the cap (requested bytes, no driver call), then against
   // the reserve (the free memory last read, before allocating), then tried. With a reserve, free
   // memory is read again after each allocation: the driver's rounding, or another process
@@ -114,6 +143,7 @@ class ProbeTask : public DeviceTask {
       }
       allocatedBytes_ += size;
     }
+    if (limit_ != Limit::kNone) headroomBytes_ = Headroom(api, allocations, sizes_[static_cast<size_t>(failedIndex_)]);
     bool touched = false;
     if (limit_ == Limit::kNone && options_.touch) {
       allocations.Touch([this] { return Cancelled(); });
@@ -148,6 +178,7 @@ class ProbeTask : public DeviceTask {
     result.Set("allocatedBytes", static_cast<double>(allocatedBytes_));
     result.Set("freeBytesAtStart", static_cast<double>(freeBytesAtStart_));
     result.Set("minFreeBytes", static_cast<double>(minFreeBytes_));
+    result.Set("headroomBytes", static_cast<double>(headroomBytes_));
     return result;
   }
 
@@ -163,6 +194,7 @@ class ProbeTask : public DeviceTask {
   size_t freeBytesAtStart_ = 0;
   size_t freeBytesAtPeak_ = 0;
   size_t minFreeBytes_ = SIZE_MAX;
+  size_t headroomBytes_ = 0;  // when refused: what the device could still give then (Headroom)
 };
 
 }  // namespace

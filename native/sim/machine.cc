@@ -50,6 +50,7 @@ std::optional<Machine> BuildMachine(std::string& error) {
     whole.gpu = static_cast<int>(gpu);
     whole.totalBytes = spec.totalBytes;
     whole.baseUsedBytes = spec.usedBytes;
+    whole.hiddenBytes = spec.hiddenBytes;
     // The key the single-device simulator always used (after the machine's), so GPU UUIDs did not change with MIG support.
     MakeUuid(key + std::to_string(gpu) + "#" + spec.name, whole.uuid);
     machine.gpuPool.push_back(static_cast<int>(machine.pools.size()));

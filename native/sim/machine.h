@@ -19,6 +19,7 @@ struct Pool {
   int mig = -1;  // the MIG instance, or -1 for the whole GPU
   uint64_t totalBytes = 0;
   uint64_t baseUsedBytes = 0;  // taken by others before anything runs
+  uint64_t hiddenBytes = 0;    // free to cuMemGetInfo, never granted (DeviceSpec::hiddenBytes; whole GPU only)
   unsigned char uuid[16] = {};
 };
 

@@ -55,7 +55,8 @@ bool ParseProcess(const std::string& value, OtherProcess& process) {
 }
 
 // Optional trailing `key=value` fields: cc=8.0, sm=108, l2=BYTES, integrated=1, reserved=BYTES, bus=3B,
-// delay=MS, proc=PID@BYTES (repeatable), mig=BYTES+BYTES+..., mode=default|exclusive-process|prohibited
+// delay=MS, proc=PID@BYTES (repeatable), mig=BYTES+BYTES+..., mode=default|exclusive-process|prohibited,
+// hidden=BYTES
 bool ApplyExtra(const std::string& field, DeviceSpec& spec) {
   size_t eq = field.find('=');
   std::string key = field.substr(0, eq), value = field.substr(eq + 1);
@@ -84,6 +85,7 @@ bool ApplyExtra(const std::string& field, DeviceSpec& spec) {
     return true;
   }
   if (key == "reserved") return ParseUnsigned(value, spec.reservedBytes);
+  if (key == "hidden") return ParseUnsigned(value, spec.hiddenBytes);
   if (key == "bus" && ParseHex(value, number) && number <= 0xFF) {
     spec.pciBus = static_cast<int>(number);
     return true;
@@ -164,7 +166,7 @@ std::optional<SimConfig> ReadConfig(std::string& error) {
       if (!ParseDevice(entry, spec)) {
         error = "CUDASIM_DEVICES: expected name:totalBytes[:usedBytes][:cc=M.m][:sm=N][:l2=BYTES][:integrated=0|1]"
                 "[:reserved=BYTES][:bus=HEX][:delay=MS][:proc=PID@BYTES|na][:mig=BYTES+...]"
-                "[:mode=default|exclusive-process|prohibited], got \"" +
+                "[:mode=default|exclusive-process|prohibited][:hidden=BYTES], got \"" +
                 entry + "\"";
         return std::nullopt;
       }

@@ -37,6 +37,10 @@ struct DeviceSpec {
   // Taken by other processes and the driver itself: never available to cuMemAlloc.
   uint64_t usedBytes = 0;
   uint64_t reservedBytes = 0;  // NVML v2's "reserved": on top of totalBytes, never allocatable
+  // `hidden=BYTES`: counted as free by cuMemGetInfo but never granted by cuMemAlloc/cuMemCreate, as
+  // on a real device where the free figure overstates what can be had (the driver's own lazy
+  // allocations, its page granularity, fragmentation of its heap): a probe can run out early.
+  uint64_t hiddenBytes = 0;
   int ccMajor = 9;
   int ccMinor = 0;
   int multiprocessorCount = 132;

@@ -188,6 +188,14 @@ uint64_t Capacity(const SimDevice& device) {
   return pool.totalBytes - pool.baseUsedBytes;
 }
 
+// What cuMemAlloc and cuMemCreate may charge in all: the capacity less the hidden bytes, which
+// cuMemGetInfo still counts as free.
+uint64_t GrantableCapacity(const SimDevice& device) {
+  uint64_t capacity = Capacity(device);
+  uint64_t hidden = S().machine.pools[device.pool].hiddenBytes;
+  return hidden >= capacity ? 0 : capacity - hidden;
+}
+
 uint64_t FreeBytes(const SimDevice& device) {
   uint64_t charged = S().accounting->Charged(device.pool);
   uint64_t capacity = Capacity(device);
@@ -490,7 +498,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   if (CUresult status = cudasim::CurrentDevice(device)) return status;
   if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
   uint64_t granularity = S().machine.config.granularity;
-  uint64_t capacity = cudasim::Capacity(*device);
+  uint64_t capacity = cudasim::GrantableCapacity(*device);
   if (bytesize > capacity) return CUDA_ERROR_OUT_OF_MEMORY;  // also keeps the rounding below from overflowing
   cudasim::Allocation allocation{cudasim::tCurrent->ordinal, bytesize, 0};
   if (cudasim::SmallAllocation(bytesize)) {
@@ -658,7 +666,7 @@ CUDASIM_API CUresult cuMemCreate(unsigned long long* handle, size_t size, const 
   SimDevice* device = cudasim::FindDevice(ordinal);
   if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   uint64_t bytes = cudasim::RoundUp(size, S().machine.config.granularity);
-  if (!S().accounting->Charge(device->pool, bytes, cudasim::Capacity(*device))) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!S().accounting->Charge(device->pool, bytes, cudasim::GrantableCapacity(*device))) return CUDA_ERROR_OUT_OF_MEMORY;
   *handle = reinterpret_cast<unsigned long long>(new cudasim::PhysicalMemory{ordinal, bytes});
   return CUDA_SUCCESS;
 }

@@ -63,19 +63,20 @@ function rawAllocations({ order, bytes }: AllocationTrace): number[] {
  * The device allocations the job makes at a batch size, in the order it makes them, and the ones
  * it gives back on the way (`releases`, flattened (before, which) pairs, see probeSteps): for
  * `pytorch` the segments of the step's replay at `capacityBytes` where it completes there (the
- * out-of-memory path's cudaFrees included), else those of the replay with no limit, held to the
- * end; for `expandable` the pages and for `raw` the tensors live at the peak (the driver rounds
- * them), none given back.
+ * out-of-memory path's cudaFrees included; `atCapacity` true), else those of the replay with no
+ * limit, held to the end; for `expandable` the pages and for `raw` the tensors live at the peak
+ * (the driver rounds them), none given back. Only where `atCapacity` does a lower capacity change
+ * the calls: the device probe replays again at the room the device really gave.
  */
-export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): { sizes: readonly number[]; releases: readonly number[] } {
+export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): { sizes: readonly number[]; releases: readonly number[]; atCapacity: boolean } {
   const trace = allocationTrace(plan, batch);
-  if (kind === "raw") return { sizes: rawAllocations(trace), releases: [] };
-  if (kind === "expandable" || conf.expandableSegments) return { sizes: expandableSegmentPages(trace), releases: [] };
+  if (kind === "raw") return { sizes: rawAllocations(trace), releases: [], atCapacity: false };
+  if (kind === "expandable" || conf.expandableSegments) return { sizes: expandableSegmentPages(trace), releases: [], atCapacity: false };
   if (Number.isFinite(capacityBytes)) {
     const replay = replayAtCapacity(trace, Math.max(0, capacityBytes), conf, { segments: true });
-    if (replay.fits) return probeSteps(replay.segmentLog!);
+    if (replay.fits) return { ...probeSteps(replay.segmentLog!), atCapacity: true };
   }
-  return { sizes: cachingAllocatorSegments(trace, conf), releases: [] };
+  return { sizes: cachingAllocatorSegments(trace, conf), releases: [], atCapacity: false };
 }
 
 /**

@@ -1,5 +1,5 @@
 // The device evaluator: a batch fits when the driver allocations the job would make really fit on the GPU, above the floor.
-import type { Addon, NativeProbeLimit } from "../native/addonTypes.js";
+import type { Addon, NativeProbeLimit, NativeProbeResult } from "../native/addonTypes.js";
 import type { MemoryPlan } from "../plan/memoryPlan.js";
 import type { AllocConf } from "./allocConf.js";
 import { deviceSteps, type AllocatorKind } from "./allocator.js";
@@ -41,19 +41,28 @@ export interface DeviceFits {
 }
 
 /**
- * Probes the plan at a batch size on device `ordinal`: the driver calls of the step's replay at
- * `capacityBytes` (segments allocated in order, cached ones given back where the out-of-memory
- * path frees them; for expandable segments the pages, for raw the tensors at the peak), within
- * the floor and the cap the addon enforces. No batch is refused before the device is asked, so
- * where the device packs better than the model (a finer allocation granularity), the search's
- * upward probes find it.
+ * Re-probes of one batch after the device gave less room than the replay assumed. One suffices
+ * where the device's room holds still (the addon measures it to 2 MiB); more absorb another
+ * process allocating meanwhile.
  */
+const MAX_RETRIES = 4;
+
 /** Probes this process has started on any device: an interrupted CLI says every probe freed its memory only when there was one. */
 let probesStarted = 0;
 export function probesStartedInThisProcess(): number {
   return probesStarted;
 }
 
+/**
+ * Probes the plan at a batch size on device `ordinal`: the driver calls of the step's replay at
+ * `capacityBytes` (segments allocated in order, cached ones given back where the out-of-memory
+ * path frees them; for expandable segments the pages, for raw the tensors at the peak), within
+ * the floor and the cap the addon enforces. Where the driver refuses an allocation the replay
+ * counted on, the step is replayed again at the room the device gave and probed again (see fits).
+ * No batch is refused before the device is asked, so where the device packs better than the model
+ * (a finer allocation granularity), the search's
+ * upward probes find it.
+ */
 export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, options: DeviceProbeOptions): DeviceFits {
   let probes = 0;
   const { signal, onProbe } = options;
@@ -62,28 +71,46 @@ export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, opti
     reserveBytes: options.floorBytes,
     ...(options.limitBytes !== undefined && { limitBytes: Math.max(0, options.limitBytes) }),
   };
+  /** One probe of the step's driver calls: every allocation freed before it settles. */
+  const probeOnce = async (batch: number, { sizes, releases }: { sizes: readonly number[]; releases: readonly number[] }): Promise<NativeProbeResult> => {
+    probes += 1;
+    probesStarted += 1;
+    onProbe?.({ phase: "start", ordinal, batch, bytes: peakHeldBytes(sizes, releases), allocations: sizes.length });
+    let result: NativeProbeResult | undefined;
+    const cancel = signal === undefined ? undefined : new Int32Array(new SharedArrayBuffer(4));
+    const raise = () => Atomics.store(cancel!, 0, 1);
+    signal?.addEventListener("abort", raise, { once: true });
+    try {
+      const steps = releases.length > 0 ? { ...native, releases: [...releases] } : native;
+      result = await addon.probe(ordinal, [...sizes], cancel === undefined ? steps : { ...steps, cancel });
+    } catch (error) {
+      if (signal?.aborted && (error as { code?: string }).code === "ERR_ABORTED") throw signal.reason;
+      throw error;
+    } finally {
+      signal?.removeEventListener("abort", raise);
+      onProbe?.({ phase: "end", ordinal, batch, fits: result?.fits ?? false, limit: result?.limit ?? null });
+    }
+    return result;
+  };
   return {
     fits: async (batch) => {
-      signal?.throwIfAborted();
-      const { sizes, releases } = deviceSteps(plan, batch, options.allocator, options.conf, options.capacityBytes);
-      probes += 1;
-      probesStarted += 1;
-      onProbe?.({ phase: "start", ordinal, batch, bytes: peakHeldBytes(sizes, releases), allocations: sizes.length });
-      let result: Awaited<ReturnType<Addon["probe"]>> | undefined;
-      const cancel = signal === undefined ? undefined : new Int32Array(new SharedArrayBuffer(4));
-      const raise = () => Atomics.store(cancel!, 0, 1);
-      signal?.addEventListener("abort", raise, { once: true });
-      try {
-        const steps = releases.length > 0 ? { ...native, releases: [...releases] } : native;
-        result = await addon.probe(ordinal, [...sizes], cancel === undefined ? steps : { ...steps, cancel });
-      } catch (error) {
-        if (signal?.aborted && (error as { code?: string }).code === "ERR_ABORTED") throw signal.reason;
-        throw error;
-      } finally {
-        signal?.removeEventListener("abort", raise);
-        onProbe?.({ phase: "end", ordinal, batch, fits: result?.fits ?? false, limit: result?.limit ?? null });
+      // The replay at the budget's capacity first; where the device gives less than that (its free
+      // figure overstates what cuMemAlloc grants: other processes, the driver's granularity, its
+      // heap's fragmentation), the step is replayed again at the room the device really gave, so
+      // PyTorch's out-of-memory path frees its cache where the real driver refused, and re-probed.
+      // Each retry's capacity is lower than the last, so this ends: the probe completes (fits), or
+      // the replay itself runs out of memory at the device's room (does not fit).
+      let capacityBytes = options.capacityBytes;
+      for (let attempt = 0; ; attempt++) {
+        signal?.throwIfAborted();
+        const steps = deviceSteps(plan, batch, options.allocator, options.conf, capacityBytes);
+        if (attempt > 0 && !steps.atCapacity) return false;
+        const result = await probeOnce(batch, steps);
+        if (result.fits) return true;
+        const given = result.allocatedBytes + result.headroomBytes;
+        if (!steps.atCapacity || attempt >= MAX_RETRIES || capacityBytes === undefined || !(given < capacityBytes)) return false;
+        capacityBytes = given;
       }
-      return result.fits;
     },
     probes: () => probes,
   };

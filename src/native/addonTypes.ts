@@ -119,6 +119,13 @@ export interface NativeProbeResult {
    * back; without one, only the start and the peak are read.
    */
   minFreeBytes: number;
+  /**
+   * When it does not fit: what the device could still give at that moment, besides the
+   * `allocatedBytes` held — the largest whole number of 2 MiB under the refused size that
+   * `cuMemAlloc_v2` granted then (each trial freed at once), within the reserve and the cap. So
+   * `allocatedBytes + headroomBytes` is the room the device really gave the step. 0 when `fits`.
+   */
+  headroomBytes: number;
 }
 
 /** What `loadNvml` found: which of NVML's versioned functions this library has. */

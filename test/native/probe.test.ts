@@ -23,6 +23,7 @@ function outcome(fields: Partial<NativeProbeResult> & Pick<NativeProbeResult, "f
     allocatedBytes: 0,
     freeBytesAtStart: freeBytes,
     minFreeBytes: Math.min(freeBytes, fields.freeBytesAtPeak),
+    headroomBytes: 0,
     ...fields,
   };
 }
@@ -42,12 +43,12 @@ describe("the fit boundary", () => {
   });
 
   it("one granule more does not fit, and the failure is a result, not an error", async () => {
-    expect(await addon.probe(0, [freeBytes + G], { touch: true })).toEqual(outcome({ fits: false, failedIndex: 0, freeBytesAtPeak: freeBytes }));
+    expect(await addon.probe(0, [freeBytes + G], { touch: true })).toEqual(outcome({ fits: false, failedIndex: 0, freeBytesAtPeak: freeBytes, headroomBytes: freeBytes }));
   });
 
   it("reports the index that ran out and the free memory with the earlier ones held", async () => {
     expect(await addon.probe(0, [100 * MiB, 200 * MiB, freeBytes, 4], { touch: false })).toEqual(
-      outcome({ fits: false, failedIndex: 2, allocated: 2, allocatedBytes: 300 * MiB, freeBytesAtPeak: freeBytes - 300 * MiB }),
+      outcome({ fits: false, failedIndex: 2, allocated: 2, allocatedBytes: 300 * MiB, freeBytesAtPeak: freeBytes - 300 * MiB, headroomBytes: freeBytes - 300 * MiB }),
     );
   });
 });
@@ -62,7 +63,7 @@ describe("granularity", () => {
   it("two tensors of one granule plus a byte take two granules each", async () => {
     // By raw bytes these need freeBytes - G + 2 and would fit; rounded they need freeBytes + G.
     const tooMany = await addon.probe(0, [freeBytes - 3 * G, G + 1, G + 1], { touch: true });
-    expect(tooMany).toEqual(outcome({ fits: false, failedIndex: 2, allocated: 2, allocatedBytes: freeBytes - 2 * G + 1, freeBytesAtPeak: G }));
+    expect(tooMany).toEqual(outcome({ fits: false, failedIndex: 2, allocated: 2, allocatedBytes: freeBytes - 2 * G + 1, freeBytesAtPeak: G, headroomBytes: G }));
     const exact = await addon.probe(0, [freeBytes - 4 * G, G + 1, G + 1], { touch: true });
     expect(exact).toEqual(outcome({ allocated: 3, allocatedBytes: freeBytes - 2 * G + 2, freeBytesAtPeak: 0 }));
   });
@@ -130,7 +131,7 @@ describe("the reserve: free memory the probe must leave", () => {
   it("refuses, before allocating, the allocation that would cross it: a result naming the limit", async () => {
     const result = await addon.probe(0, [G, freeBytes - R - G + 1, G], { touch: true, reserveBytes: R });
     // The driver could have given these bytes (they are below freeBytes): only the reserve says no.
-    expect(result).toEqual(outcome({ fits: false, failedIndex: 1, limit: "reserve", allocated: 1, allocatedBytes: G, freeBytesAtPeak: freeBytes - G }));
+    expect(result).toEqual(outcome({ fits: false, failedIndex: 1, limit: "reserve", allocated: 1, allocatedBytes: G, freeBytesAtPeak: freeBytes - G, headroomBytes: freeBytes - G - R }));
     expect(await addon.memGetInfo(0)).toEqual({ freeBytes, totalBytes });
   });
 
@@ -138,7 +139,7 @@ describe("the reserve: free memory the probe must leave", () => {
     // 823 MiB passes the check against 924 − 101 MiB, but the driver takes 824 MiB of pages.
     const reserve = R + MiB;
     const result = await addon.probe(0, [freeBytes - reserve], { touch: false, reserveBytes: reserve });
-    expect(result).toEqual(outcome({ fits: false, failedIndex: 0, limit: "reserve", freeBytesAtPeak: freeBytes, minFreeBytes: R }));
+    expect(result).toEqual(outcome({ fits: false, failedIndex: 0, limit: "reserve", freeBytesAtPeak: freeBytes, minFreeBytes: R, headroomBytes: freeBytes - reserve - MiB }));
     expect(await addon.memGetInfo(0)).toEqual({ freeBytes, totalBytes });
   });
 
@@ -163,7 +164,7 @@ describe("limitBytes: the most the probe may allocate (--max-mem)", () => {
   it("refuses the allocation that would exceed it, counting requested bytes", async () => {
     const result = await addon.probe(0, [100 * MiB, 200 * MiB, 300 * MiB], { touch: false, limitBytes: 500 * MiB });
     expect(result).toEqual(
-      outcome({ fits: false, failedIndex: 2, limit: "max-mem", allocated: 2, allocatedBytes: 300 * MiB, freeBytesAtPeak: freeBytes - 300 * MiB }),
+      outcome({ fits: false, failedIndex: 2, limit: "max-mem", allocated: 2, allocatedBytes: 300 * MiB, freeBytesAtPeak: freeBytes - 300 * MiB, headroomBytes: 200 * MiB }),
     );
   });
 

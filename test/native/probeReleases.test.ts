@@ -53,8 +53,8 @@ describe("a step's replay at the budget's capacity on the device", () => {
   };
 
   it("at 100 MiB the cached segment is given back before the gradient's: the probe makes those calls and fits", async () => {
-    expect(deviceSteps(plan, 1, "pytorch")).toEqual({ sizes: [50 * MiB, 60 * MiB], releases: [] });
-    expect(deviceSteps(plan, 1, "pytorch", undefined, 100 * MiB)).toEqual({ sizes: [50 * MiB, 60 * MiB], releases: [1, 0] });
+    expect(deviceSteps(plan, 1, "pytorch")).toEqual({ sizes: [50 * MiB, 60 * MiB], releases: [], atCapacity: false });
+    expect(deviceSteps(plan, 1, "pytorch", undefined, 100 * MiB)).toEqual({ sizes: [50 * MiB, 60 * MiB], releases: [1, 0], atCapacity: true });
     // The floor leaves the probe exactly 100 MiB of the device's free memory.
     const floorBytes = freeBytes - 100 * MiB;
     const atCapacity = deviceFits(addon, 0, plan, { allocator: "pytorch", floorBytes, touch: true, capacityBytes: 100 * MiB });

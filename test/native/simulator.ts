@@ -35,7 +35,7 @@ export interface SimulatedDevice {
   usedBytes?: number;
   /**
    * Optional `key=value` fields: `cc=8.7`, `sm=16`, `integrated=1`, `reserved=BYTES`, `bus=3B`,
-   * `delay=MS`, `proc=PID@BYTES`, `mig=BYTES+BYTES`.
+   * `delay=MS`, `proc=PID@BYTES`, `mig=BYTES+BYTES`, `hidden=BYTES` (free to cuMemGetInfo, never granted).
    */
   extras?: string[];
 }

@@ -47,6 +47,7 @@ describe("worker threads", () => {
         allocatedBytes: MiB,
         freeBytesAtStart: GiB,
         minFreeBytes: GiB - 2 * MiB,
+        headroomBytes: 0,
       },
       error: { code: "ERR_INVALID_DEVICE", fromWorker: true },
     });
