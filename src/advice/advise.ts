@@ -226,8 +226,12 @@ function toAdvice(e: Evaluated, request: AdviceRequest): Advice {
 function summarize(items: Advice[], targetBatch: number, together: Evaluated | undefined): string {
   const reaching = items.filter((i) => i.reachesTarget);
   // A combination ranked among the single changes (together is then undefined) counts as one of them.
+  // A change that reaches the batch on the GPU but needs more host memory than there is does not
+  // count: it is listed (it says what the host lacks), and the heading says why it is not counted.
+  const hostShort = items.filter((i) => !i.reachesTarget && i.hostFits === false && i.batchSize >= targetBatch).length;
+  const beyondHost = hostShort === 0 ? "" : `; ${hostShort} more would on the GPU, but need${hostShort === 1 ? "s" : ""} more host memory than there is`;
   if (reaching.length > 0 && (reaching[0]!.kind !== "combined" || together === undefined)) {
-    return `${reaching.length === 1 ? "1 change reaches" : `${reaching.length} changes reach`} batch ${targetBatch}, cheapest first`;
+    return `${reaching.length === 1 ? "1 change reaches" : `${reaching.length} changes reach`} batch ${targetBatch}, cheapest first${beyondHost}`;
   }
   if (together !== undefined && together.batchSize >= targetBatch) {
     return `no single change reaches batch ${targetBatch}; together, \`${together.change}\` does, on ${plural(together.gpus)}`;

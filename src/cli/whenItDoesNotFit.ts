@@ -133,7 +133,9 @@ export function renderAdvice(report: AdviceReport, where: string): string {
   const heading = `advice    to fit batch ${report.targetBatch} on ${where} (max batch now ${report.fromBatchSize}): ${report.summary}`;
   if (report.items.length === 0) return heading;
   const rows = report.items.map((a) => {
-    const batch = `${a.fromBatchSize} → ${a.batchSize}${a.reachesTarget ? "" : `, needs ${formatBytes(a.bytesAtTarget)} at batch ${a.targetBatch}`}`;
+    // Short on host memory, not on the GPU: the GPU's bytes at the target are beside the point.
+    const shortOnHost = !a.reachesTarget && a.hostFits === false && a.batchSize >= a.targetBatch;
+    const batch = `${a.fromBatchSize} → ${a.batchSize}${a.reachesTarget ? "" : shortOnHost ? " on the GPU; the host cannot hold it" : `, needs ${formatBytes(a.bytesAtTarget)} at batch ${a.targetBatch}`}`;
     const host = a.hostFits === false ? "; more than this host has" : "";
     return [a.change, batch, a.source, `${a.cost}${host}`];
   });

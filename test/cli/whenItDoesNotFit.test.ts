@@ -220,3 +220,14 @@ describe("vramfit gpus --fit", () => {
     expect(plain.json).toHaveLength(GPU_CATALOG.length);
   });
 });
+
+describe("a change the host cannot hold (issue 25, item 10)", () => {
+  it("is not counted among the changes that reach the batch, and its row says the host is what is short", async () => {
+    const spec = resolve(root, "test", "fixtures", "spec", "affine.json"); // 7e9 parameters: offloading AdamW's states needs 104 GiB of host memory
+    const run = await runCli(["batch", "--spec", spec, "--gpu", "A100-80GB", "--host-memory", "64GiB"]);
+    expect(run.stdout).toContain("(max batch now 0): 3 changes reach batch 1, cheapest first; 1 more would on the GPU, but needs more host memory than there is\n");
+    const row = run.stdout.split("\n").find((line) => line.startsWith("--offload optimizer"));
+    expect(row).toMatch(/^--offload optimizer +0 → \d+ on the GPU; the host cannot hold it +analytic +needs 104\.31 GiB of host memory; .*; more than this host has$/);
+    expect(row).not.toContain("at batch 1");
+  });
+});
