@@ -108,20 +108,32 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
    * `hidden_states.to(torch.float32)` (an fp32 copy of a 16-bit input, which `pow` saves), the
    * normalization in fp32 (`rsqrt` saved, the fp32 product a transient), `.to(input_dtype)` (the
    * normalized tensor, which `self.weight *` saves) and the weighted output. In fp32 the cast is the
-   * input itself. Gemma's variant (`output * (1.0 + weight.float())`) keeps the same sizes but for
-   * its fp32 product, taken alike here.
+   * input itself. Gemma's (the families with sandwich norms; modeling_gemma3.py Gemma3RMSNorm)
+   * multiplies in fp32 first, `x_fp32 * rsqrt(...) * (1.0 + self.weight.float())`, then casts with
+   * `type_as(x)`: the fp32 product is what the weight's product saves, and its result a transient
+   * (counted in the torch 2.13 trace of Gemma-3-1B). `width` elements a token (the hidden size, or
+   * a Q/K norm's heads × head size), `rows` fp32 statistics a token.
    */
-  const rmsNorm = (stage: number, prefix: string, input: number, outputName: string, group: string): number => {
+  const rmsNorm = (stage: number, prefix: string, input: number, outputName: string, group: string, shapeOf = { width: h, rows: 1, size: replicated }): number => {
     const name = local(prefix);
-    const inputFp32 = tape.sizeOf(input).perSampleBytes === replicated(4 * s * h).perSampleBytes;
-    const upcast = inputFp32 ? input : tape.op(stage, `${name}.upcast`, [input], [{ name: `${prefix}.input_fp32`, size: replicated(4 * s * h) }])[0]!;
+    const { width, rows, size } = shapeOf;
+    const fp32 = size(4 * s * width);
+    const gemma = arch.sandwichNorms === true;
+    const inputFp32 = tape.sizeOf(input).perSampleBytes === fp32.perSampleBytes;
+    const inputSize = tape.sizeOf(input);
+    const upcast = inputFp32 ? input : tape.op(stage, `${name}.upcast`, [input], [{ name: `${prefix}.input_fp32`, size: fp32 }])[0]!;
     const [normalized, rstd] = tape.op(stage, name, [upcast], [
-      { name: `${prefix}.normalized`, size: hidden() },
-      { name: `${prefix}.rstd`, size: replicated(4 * s), requiresGrad: false },
-    ], { forwardTemporaries: inputFp32 ? [] : [{ name: `${prefix}.normalized_fp32`, size: replicated(4 * s * h) }] });
+      { name: `${prefix}.normalized`, size: gemma ? fp32 : inputSize },
+      { name: `${prefix}.rstd`, size: size(4 * s * rows), requiresGrad: false },
+    ], { forwardTemporaries: inputFp32 || gemma ? [] : [{ name: `${prefix}.normalized_fp32`, size: fp32 }] });
     tape.ops.at(-1)!.saves.push(upcast, rstd!);
     // `self.weight * x` keeps x for the weight's gradient only: a frozen norm (a LoRA model's) keeps nothing there.
-    const [out] = tape.op(stage, `${name}.weight`, [normalized!], [{ name: outputName, size: hidden() }], { saves: shape.lora === undefined ? [normalized!] : [], groups: [group], trains: shape.lora === undefined });
+    const [out] = tape.op(stage, `${name}.weight`, [normalized!], [{ name: outputName, size: inputSize }], {
+      saves: shape.lora === undefined ? [normalized!] : [],
+      groups: [group],
+      trains: shape.lora === undefined,
+      forwardTemporaries: gemma && !inputFp32 ? [{ name: `${prefix}.weighted_fp32`, size: fp32 }] : [],
+    });
     return out!;
   };
   /** Dropout as CUDA runs it (native_dropout): its output, and a 1-byte mask it saves, named `<maskPrefix>_mask`. */
@@ -189,7 +201,7 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
 
   for (let i = 0; i < arch.layers; i++) {
     const next = i + 1 < arch.layers ? (arch.postNorm ? `layers.${i + 1}.attention.input` : `layers.${i + 1}.norm1.input`) : arch.finalNorm ? "head.norm.input" : "head.input";
-    x = (arch.postNorm ? postNormLayer : preNormLayer)(tape, shape, setup, i, x, next, { norm, dropout, split, replicated, hidden, linearOutput: () => replicated(e * s * h), heldKv });
+    x = (arch.postNorm ? postNormLayer : preNormLayer)(tape, shape, setup, i, x, next, { norm, rmsNorm, dropout, split, replicated, hidden, linearOutput: () => replicated(e * s * h), heldKv });
   }
 
   // The head (stage L + 1) and the loss.
@@ -381,6 +393,8 @@ function linearOp(tape: TrainingTape, shape: Shape, stage: number, p: string, na
 
 interface LayerHelpers {
   norm: (stage: number, prefix: string, input: number, outputName: string, group: string) => number;
+  /** An RMSNorm over `width` elements a token with `rows` statistics (a Q/K norm: heads × head size, heads). */
+  rmsNorm: (stage: number, prefix: string, input: number, outputName: string, group: string, shapeOf: { width: number; rows: number; size: (bytes: number) => Size }) => number;
   dropout: (stage: number, prefix: string, input: number, size: Size, outputName: string, p: number, maskSize: Size) => number;
   split: (bytes: number) => Size;
   replicated: (bytes: number) => Size;
@@ -420,7 +434,8 @@ function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage
       const normed = arch.qkNorm && name !== "value";
       const rotated = rotary && name !== "value";
       const saved = normed ? `${name}_norm_input` : flash && !rotated ? name : `${name}_proj`;
-      const category = normed || (flash && !rotated) ? "activations" : held && !rotated ? cache : "workspace";
+      // A Q/K norm's input is kept by it only in fp32 (in 16 bits, its fp32 copy is): left to the tape.
+      const category = normed ? undefined : flash && !rotated ? "activations" : held && !rotated ? cache : "workspace";
       return linearOp(tape, shape, stage, p, linear, `attention.${name}_proj`, projectionInput, { name: `${p}.attention.${saved}`, size: help.split(bytes), category, heldToLoss: held && !rotated });
     };
     // torchvision's ViT runs nn.MultiheadAttention, whose packed in_proj projects Q, K and V in one
@@ -431,10 +446,11 @@ function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage
     key = projection("k", "key", kv, help.heldKv);
     value = projection("v", "value", kv, help.heldKv);
     if (arch.qkNorm) {
-      const headNorm = (x: number, name: string, bytes: number) =>
-        tape.op(stage, `attention.${name}_norm`, [x], [{ name: `${p}.attention.${flash && !rotary ? name : `${name}_normed`}`, size: help.split(bytes) }], { saves: [x], groups: [p] })[0]!;
-      query = headNorm(query, "query", q);
-      key = headNorm(key, "key", kv);
+      // Qwen3's and Gemma 3's q_norm and k_norm are the model's RMSNorm over each head (src above).
+      const headNorm = (x: number, name: string, heads: number) =>
+        help.rmsNorm(stage, `${p}.attention.${name}_norm`, x, `${p}.attention.${flash && !rotary ? name : `${name}_normed`}`, p, { width: heads * d, rows: heads, size: help.split });
+      query = headNorm(query, "query", shape.heads);
+      key = headNorm(key, "key", shape.kvHeads);
     }
   }
   /** Values the attention's Python function keeps as locals until it returns (after the output projection). */

@@ -63,8 +63,6 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
 /**
  * KNOWN GAPS, pinned so they cannot move unnoticed: vramfit's peak / the trace's, as measured when
  * the fixture was made (docs/memory-model.md, "Against the tracer"). Below 1 is the dangerous side.
- * - gemma-3-1b: its sandwich norms' fp32 products, embedding scaling and 262k vocabulary are not
- *   written out op for op;
  * - vit-b16 (torchvision vit_b_16) at batch 8, where the activations peak (batch 4 peaks in the
  *   optimizer and agrees): fp32 1.9 % low, amp 1.2 % high; not diagnosed; torchvision's encoder runs
  *   nn.MultiheadAttention (packed in-projection, F.multi_head_attention_forward's reshapes), which
@@ -72,7 +70,6 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
  *   projection makes);
  */
 const KNOWN_GAPS: Record<string, Record<number, number>> = {
-  "gemma-3-1b bf16 adamw seq256": { 4: 0.9629, 8: 0.9508 },
   "vit-b16 fp32 adamw": { 8: 0.9811 },
   "vit-b16 amp adamw": { 8: 1.012 },
 };
@@ -85,7 +82,7 @@ describe("the analytic timeline's peak within 1% of the trace's, at both batches
     expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(13);
     expect(fixture.cases.length).toBeGreaterThanOrEqual(62);
     expect(comparisons.length).toBeGreaterThanOrEqual(124);
-    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(120);
+    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(122);
   });
 
   test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined))("%s at batch %d", (_, b, c) => {
