@@ -53,7 +53,7 @@ export interface AdviceOptions {
 }
 
 /** What advice needs of a result: where it was measured and how the job was charged there. */
-export type AdviceBasis = Pick<BatchResult, "budgetBytes" | "allocator" | "allocConf" | "jobContextBytes" | "device">;
+export type AdviceBasis = Pick<BatchResult, "budgetBytes" | "allocator" | "allocConf" | "jobContextBytes" | "device" | "reserveBytes" | "ownContextBytes">;
 
 /** Where `result` was evaluated, for advice to measure its changes the same way (the same probes on a device). */
 export function adviceTarget(target: Target, result: AdviceBasis, options: AdviceOptions): AdviceTarget {
@@ -113,6 +113,13 @@ export async function adviceFields(
   where: string,
   fromBatchSize?: number,
 ): Promise<AdviceFields> {
+  // A reserve that takes all the free memory leaves no budget, on this GPU or on N of them: the
+  // change to make is the reserve (a row of --tp 4 that still fits nothing would be advice no one can take).
+  const free = result.device.freeBytes + Math.min(result.ownContextBytes, result.jobContextBytes);
+  if (result.budgetBytes === 0 && result.reserveBytes >= free) {
+    const summary = `the reserve (${formatBytes(result.reserveBytes)}, --reserve) is at least the ${formatBytes(free)} free: no budget is left on any GPU like it; lower --reserve`;
+    return { advice: [], adviceSummary: summary, adviceText: `advice    to fit batch ${targetBatch} on ${where}: ${summary}` };
+  }
   const advice = await adviceFor(planned, adviceTarget(target, result, options), targetBatch, options, fromBatchSize);
   return { advice: advice.items, adviceSummary: advice.summary, adviceText: renderAdvice(advice, where) };
 }

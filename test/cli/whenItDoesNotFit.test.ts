@@ -231,3 +231,16 @@ describe("a change the host cannot hold (issue 25, item 10)", () => {
     expect(row).not.toContain("at batch 1");
   });
 });
+
+describe("a reserve that takes all the free memory (issue 25, item 10)", () => {
+  it("advises lowering the reserve, not --tp 4 or eight GPUs that would each have no budget either", async () => {
+    for (const command of [["batch"], ["check", "--batch", "1"]]) {
+      const run = await runCli([...command, "--model", "llama-2-7b", "--gpu", "A100-80GB", "--reserve", "90GiB"]);
+      expect(run.status).toBe(1);
+      expect(run.stdout).toContain("advice    to fit batch 1 on A100-80GB: the reserve (90 GiB, --reserve) is at least the 79.26 GiB free: no budget is left on any GPU like it; lower --reserve\n");
+      expect(run.stdout).not.toMatch(/^--(tp|zero|gpu) /m);
+    }
+    const json = await runJson<{ advice: unknown[]; adviceSummary: string }>(["batch", "--model", "llama-2-7b", "--gpu", "A100-80GB", "--reserve", "90GiB"]);
+    expect(json.json.advice).toEqual([]);
+  });
+});
