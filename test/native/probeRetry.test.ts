@@ -33,11 +33,11 @@ const plan: MemoryPlan = {
 };
 
 /** A probe evaluator at the budget the free figure gives (no reserve), recording the bytes each probe holds at its peak. */
-function atFreeFigure(ordinal: number, starts: number[] = [], signal?: AbortSignal) {
+function atFreeFigure(ordinal: number, starts: number[] = [], signal?: AbortSignal, floorBytes = 0) {
   return deviceFits(addon, ordinal, plan, {
     allocator: "pytorch",
     capacityBytes: freeBytes,
-    floorBytes: 0,
+    floorBytes,
     touch: true,
     ...(signal !== undefined && { signal }),
     onProbe: (event) => {
@@ -89,6 +89,16 @@ describe("the probe replays the step again at the room the device gave", () => {
     // The replay at 58 MiB runs out of memory: no second probe.
     expect(evaluator.probes()).toBe(1);
     expect((await addon.memGetInfo(1)).freeBytes).toBe(freeBytes);
+  });
+
+  it("the floor refusing is a retry too: the room is the free memory above it", async () => {
+    // The floor leaves 80 MiB (another process took memory since the budget was read, say): the
+    // gradient's 60 MiB is refused with 50 held and 30 above the floor; the replay at 80 MiB gives the activation back.
+    const starts: number[] = [];
+    const evaluator = atFreeFigure(0, starts, undefined, freeBytes - 80 * MiB);
+    expect(await evaluator.fits(1)).toBe(true);
+    expect(starts).toEqual([110 * MiB, 60 * MiB]);
+    expect((await addon.memGetInfo(0)).freeBytes).toBe(freeBytes);
   });
 
   it("a cancelled search stops before the retry, everything freed", async () => {
