@@ -495,6 +495,12 @@ function attention(tape: TrainingTape, shape: Shape, setup: ResolvedSetup, stage
       { name: `${p}.attention.logsumexp`, size: help.split(4 * shape.heads * rows), requiresGrad: false },
     ]);
     tape.ops.at(-1)!.saves.push(query, key, value, out!, lse!);
+    // torchvision's nn.MultiheadAttention merges the heads with `permute(2, 0, 1, 3).contiguous()`:
+    // a copy, which out_proj saves, after the memory-efficient kernel (its output's strides; the
+    // torch 2.13 trace of vit_b_16 in fp32), none after flash (the amp and bf16 traces).
+    if (arch.vision && shape.attention === "efficient") {
+      return { output: tape.op(stage, "attention.merge_heads", [out!], [{ name: `${p}.attention.merged`, size: help.split(q) }], { passGradient: true })[0]!, locals };
+    }
     return { output: out!, locals };
   }
   // matmul copies the permuted heads into contiguous batches, and saves the copies.

@@ -63,14 +63,12 @@ describe(`the analytic peak against the traced step (${fixture.command})`, () =>
 /**
  * KNOWN GAPS, pinned so they cannot move unnoticed: vramfit's peak / the trace's, as measured when
  * the fixture was made (docs/memory-model.md, "Against the tracer"). Below 1 is the dangerous side.
- * - vit-b16 (torchvision vit_b_16) at batch 8, where the activations peak (batch 4 peaks in the
- *   optimizer and agrees): fp32 1.9 % low, amp 1.2 % high; not diagnosed; torchvision's encoder runs
- *   nn.MultiheadAttention (packed in-projection, F.multi_head_attention_forward's reshapes), which
- *   vramfit plans as separate Q, K, V projections (under amp with the one input cast the packed
- *   projection makes);
+ * - vit-b16 (torchvision vit_b_16) amp at batch 8 (1.2 % high, the safe side), in the last layer's
+ *   backward: the activations agree to the byte, but vramfit plans a layer's gradients from the
+ *   layer's first backward op (28 MB of fp32 gradients), where autograd makes each matrix's in its
+ *   own backward (fp32 and bf16 are 0.9 % high for the same reason, within 1%).
  */
 const KNOWN_GAPS: Record<string, Record<number, number>> = {
-  "vit-b16 fp32 adamw": { 8: 0.9811 },
   "vit-b16 amp adamw": { 8: 1.012 },
 };
 
@@ -82,7 +80,7 @@ describe("the analytic timeline's peak within 1% of the trace's, at both batches
     expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(13);
     expect(fixture.cases.length).toBeGreaterThanOrEqual(62);
     expect(comparisons.length).toBeGreaterThanOrEqual(124);
-    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(122);
+    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(123);
   });
 
   test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined))("%s at batch %d", (_, b, c) => {
