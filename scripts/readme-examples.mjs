@@ -72,13 +72,24 @@ const documents =
     : [{ file: `${root}README.md`, readme: true }, ...readdirSync(`${root}docs`).filter((f) => f.endsWith(".md")).sort().map((f) => ({ file: `${root}docs/${f}`, readme: false }))];
 
 // What differs between two honest runs: wall times (a table's `time` column, `in 0.7 s`, and the padding before
-// them), a temporary directory's name, and a simulated GPU's UUID (it follows CUDASIM_STATE, a fresh file per run).
+// them), a temporary directory's name, a simulated GPU's UUID (it follows CUDASIM_STATE, a fresh file per run),
+// and the peak NVML caught of an --exec run that ran out of memory (whether a sample landed before it failed is timing).
 const comparable = (text) =>
   text
+    .replace(/(out of memory[^\n]*?peak )(unmeasured|\d+(\.\d+)? \w+ \([\w-]+\))/g, "$1P")
     .replace(/\b\d+(\.\d+)? (ms|s)\b/g, "T")
     .replace(/\/tmp\/[\w.-]+/g, "/tmp/X")
     .replace(/\b(GPU|MIG)-[0-9a-f]{8}-[0-9a-f-]{27}\b/g, "$1-X")
     .replace(/ +/g, " ");
+
+/** The first line where a document's text and vramfit's output part (timings aside), for the stale message. */
+function firstDifference(written, generated) {
+  const a = written.trim().split("\n");
+  const b = generated.trim().split("\n");
+  const k = a.findIndex((line, i) => comparable(line) !== comparable(b[i] ?? ""));
+  const at = k < 0 ? a.length : k;
+  return ` (the document has ${JSON.stringify(a[at] ?? "")}, vramfit printed ${JSON.stringify(b[at] ?? "")})`;
+}
 
 /** Replaces what lies between `begin` and `end` (each occurrence, in order) by what `generate(inner)` returns. */
 async function regenerate(text, begin, end, generate, onStale, label) {
@@ -93,7 +104,7 @@ async function regenerate(text, begin, end, generate, onStale, label) {
     const head = text.slice(i, close);
     const inner = text.slice(close, j);
     const body = await generate(inner, head);
-    if (comparable(inner.trim()) !== comparable(body.trim())) onStale(head, inner);
+    if (comparable(inner.trim()) !== comparable(body.trim())) onStale(head, inner, body);
     out += text.slice(at, close) + body;
     at = j;
   }
@@ -144,7 +155,7 @@ for (const { file, readme: isReadme } of documents) {
       text = `${text.slice(0, i + begin.length)}\n${body}\n${text.slice(j)}`;
     }
   }
-  text = await regenerate(text, "<!-- vramfit-output:begin -->", "<!-- vramfit-output:end -->", consoleBlock, (_, inner) => stale.push(`${name}'s block "${/^\$ (?!export)(.*)$/m.exec(inner)?.[1] ?? ""}"`), name);
+  text = await regenerate(text, "<!-- vramfit-output:begin -->", "<!-- vramfit-output:end -->", consoleBlock, (_, inner, body) => stale.push(`${name}'s block "${/^\$ (?!export)(.*)$/m.exec(inner)?.[1] ?? ""}"${firstDifference(inner, body)}`), name);
   text = await regenerate(text, "<!-- vramfit: ", "<!-- /vramfit -->", (_, head) => figure(head), (head) => stale.push(`${name}'s figure ${head.slice(5, -4)}`), name);
   if (!check) writeFileSync(file, text);
 }
