@@ -79,6 +79,8 @@ export async function gpusFit(workload: Workload, setup: RunSetup, options: Gpus
   const rows: GpuFit[] = [];
   for (const { gpu, budget } of catalogBudgets(options)) {
     const maxBatchOf = async (variant: RunSetup): Promise<number> => {
+      // A deep model's plan takes hundreds of milliseconds to build (docs/reliability.md): the replay before it must not add to that stretch.
+      await checkpoint(options.signal);
       const p = plan(variant);
       return p === undefined ? 0 : analyticMaxBatchOn(p, budget, options.signal);
     };
