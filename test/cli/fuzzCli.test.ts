@@ -85,8 +85,12 @@ function valuesFor(flag: string): fc.Arbitrary<string> {
     "--log-dir": [scratch, join(scratch, "no", "such", "dir")],
   };
   if (flag === "--hf-config" || flag === "--spec") return files;
-  // `plan --svg FILE` writes FILE: into the scratch directory, or somewhere it cannot.
-  if (flag === "--svg") return fc.constantFrom(join(scratch, "chart.svg"), join(scratch, "no", "such", "dir.svg"), scratch);
+  // `plan --svg FILE` and `plan --events FILE` write FILE: into the scratch directory, or somewhere they cannot
+  // (a number given to --events was a file named "31" in the checkout).
+  if (flag === "--svg" || flag === "--events") {
+    const name = flag === "--svg" ? "chart.svg" : "events.txt";
+    return fc.constantFrom(join(scratch, name), join(scratch, "no", "such", "dir", name), scratch);
+  }
   if (choices[flag]) return mostly(fc.constantFrom(...choices[flag]));
   if (/size|memory|mem|need|reserve|per-sample|fixed/.test(flag)) return size;
   return count;
