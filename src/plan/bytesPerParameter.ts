@@ -79,6 +79,8 @@ export function weightBytes(precision: Precision): number {
  *   gradients, an fp32 master copy and fp32 states (Adam: 2 + 2 + 12 = 16 B, "K = 12").
  *   torch.cuda.amp's layout (fp32 weights and gradients, 16-bit copies made per op) has the same
  *   total for every optimizer here (Adam: 4 + 4 + 8); only the split between categories differs.
+ *   Plans use it for `amp` without ZeRO, offloading, `--tp` or quantized weights, as fp32's model
+ *   states plus the copies on the step's tape (src/plan/autocast.ts); this table is ZeRO's.
  *   Schemes that also keep fp32 gradients (18 B for Adam) are not one of these options.
  */
 export function bytesPerParameter(precision: Precision, optimizer: Optimizer): BytesPerParameter {
