@@ -122,7 +122,7 @@ const { bisect1024, lightningBinsearch } = await import("./batch-searches.mjs");
 const { listPresets, presetWorkload } = await import("../dist/workload/presets.js");
 const { deviceBatch } = await import("../dist/fit/findMaxBatch.js");
 const { deviceFits } = await import("../dist/fit/device.js");
-const { deviceAllocations, deviceSteps } = await import("../dist/fit/allocator.js");
+const { deviceAllocations } = await import("../dist/fit/allocator.js");
 
 // --- statistics -------------------------------------------------------------------------------
 
@@ -422,11 +422,10 @@ async function searchSweep(addon, devices) {
       // segments the job would hold. No reserve and no job context here, for any of the searches:
       // the sweep compares how they search, on the same question.
       // The job's own allocator meets a device of this size: the step replayed at the free memory, its
-      // out-of-memory path's frees included (the same steps the seeded search probes).
-      const rawFits = async (batch) => {
-        const { sizes, releases } = deviceSteps(plan, batch, "pytorch", undefined, freeBytes);
-        return (await addon.probe(device.ordinal, [...sizes], { touch: true, ...(releases.length > 0 && { releases: [...releases] }) })).fits;
-      };
+      // out-of-memory path's frees included, and where the driver grants less than that replay counted on
+      // (a granularity the model misses), replayed again at the room the driver gave (the device's retry):
+      // the same fits the seeded search probes, through a fresh evaluator for each question.
+      const rawFits = async (batch) => deviceFits(addon, device.ordinal, plan, { allocator: "pytorch", floorBytes: 0, touch: true, capacityBytes: freeBytes }).fits(batch);
       const seeded = await deviceBatch({ kind: "device", addon, device }, plan, { reserveBytes: 0, jobContextBytes: 0, lock: false });
       // The truth, checked independently of the search: b fits and b + 1 does not.
       const truth = seeded.batchSize;

@@ -108,7 +108,7 @@ describe("vramfit plan --svg", () => {
     expect(unwritable.stderr).toMatch(/^vramfit: --svg: expected a file that can be written \(ENOENT\)/);
     const all = await runCli(["plan", ...bertLarge, "--device", "all", "--svg", join(dir, "all.svg")], simulatedGpus("A:85520809984"));
     expect(all.status).toBe(2);
-    expect(all.stderr).toBe('vramfit: --device: expected a CUDA device ordinal (0, 1, …) or a UUID (GPU-…, MIG-…, as nvidia-smi -L prints it), got "all"\n');
+    expect(all.stderr).toBe('vramfit: --device: expected a CUDA device ordinal (0, 1, …) or a UUID or its first characters (GPU-…, MIG-…, as nvidia-smi -L prints it), got "all"\n');
   });
 
   it("leaves plan --json as it was without a target", async () => {
