@@ -6,8 +6,10 @@
 // The README's blocks are the named ones below. Any document may also hold, generated from the commands written in it:
 //   <!-- vramfit-output:begin --> a ```console block: its `$ ` lines run in order in one /bin/sh (`vramfit` is this
 //                                  checkout's), each followed by what it printed (stdout and stderr) <!-- vramfit-output:end -->
-//   <!-- vramfit: ARGS → FIELD -->VALUE<!-- /vramfit -->   a figure in prose: FIELD (a dotted path, `in GiB` to
-//                                  show bytes as GiB) of `vramfit ARGS --json`, grouped by thousands
+//   <!-- vramfit: ARGS → FIELD -->VALUE<!-- /vramfit -->   a figure in prose: FIELD of `vramfit ARGS --json`, a dotted
+//                                  path whose steps are keys, array indexes (`highlights.0`) or filters picking the
+//                                  array element whose key has that value (`highlights[part=frozen weights]`); `in GiB`
+//                                  or `in MiB` after it shows bytes in that unit; numbers are grouped by thousands
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -125,17 +127,30 @@ function consoleBlock(inner) {
   return ["", "```console", ...lines, "```", ""].join("\n");
 }
 
-/** A figure quoted in prose: `ARGS → FIELD [in GiB]`, run with --json. */
+/** One step of a figure's FIELD path: a key, an array index, or `key[k=v]`, the element of that array whose k is v. */
+function step(value, part) {
+  const filter = /^([^[]*)\[([^=\]]+)=([^\]]*)\]$/.exec(part);
+  if (filter === null) return value?.[part];
+  const list = filter[1] === "" ? value : value?.[filter[1]];
+  const found = Array.isArray(list) ? list.filter((item) => String(item?.[filter[2]]) === filter[3]) : [];
+  if (found.length > 1) throw new Error(`${part} picks ${found.length} elements, not one`);
+  return found[0];
+}
+
+/** A figure quoted in prose: `ARGS → FIELD [in GiB|in MiB]`, run with --json. */
 function figure(head) {
-  const spec = /<!-- vramfit: (.+?) → ([\w.]+)( in GiB)? -->/.exec(head);
+  const spec = /<!-- vramfit: (.+?) → (.+?)( in ([GM])iB)? -->/.exec(head);
   if (spec === null) throw new Error(`a figure needs <!-- vramfit: ARGS → FIELD -->, got ${head}`);
   const args = spec[1].split(/\s+/);
   const run = spawnSync(process.execPath, ["bin/vramfit.js", ...args, "--json"], { cwd: root, env: { PATH: process.env.PATH, VRAMFIT_CUDA_LIBRARY: "libcuda.so.1" }, encoding: "utf8" });
   let value = JSON.parse(run.stdout);
-  for (const key of spec[2].split(".")) value = value?.[key];
+  // Split on dots outside a filter's brackets, so a filter's value may hold one.
+  for (const part of spec[2].match(/(?:[^.[]|\[[^\]]*\])+/g) ?? []) value = step(value, part);
   if (typeof value !== "number" && typeof value !== "string") throw new Error(`vramfit ${spec[1]} --json has no ${spec[2]} (exit ${run.status}: ${run.stderr.trim()})`);
   if (typeof value === "string") return value;
-  return spec[3] !== undefined ? (value / 2 ** 30).toFixed(2) : value.toLocaleString("en-US");
+  if (spec[4] === "G") return (value / 2 ** 30).toFixed(2);
+  if (spec[4] === "M") return (value / 2 ** 20).toLocaleString("en-US", { maximumFractionDigits: 2 });
+  return value.toLocaleString("en-US");
 }
 
 const check = process.argv.includes("--check");

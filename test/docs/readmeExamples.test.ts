@@ -55,6 +55,18 @@ describe("README examples", () => {
     expect(run.stderr).toContain("--solve seq --batch 8 --gpu H100-80GB → seq");
   });
 
+  it("figures picked by a filter are checked too: memory-model.md's nf4 dequantization buffer, altered, is stale", () => {
+    const doc = readFileSync(join(root, "docs", "memory-model.md"), "utf8");
+    const quoted = /(<!-- vramfit: [^>]*→ highlights\[part=dequantization buffer\]\.bytes in MiB -->)(\d+)<!-- \/vramfit -->/.exec(doc);
+    expect(quoted).not.toBeNull();
+    const altered = doc.replace(quoted![0], `${quoted![1]}${Number(quoted![2]) + 1}<!-- /vramfit -->`);
+    const file = join(mkdtempSync(join(tmpdir(), "vramfit-docs-")), "memory-model.md");
+    writeFileSync(file, altered);
+    const run = checkDocs(file);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("highlights[part=dequantization buffer].bytes in MiB");
+  });
+
   it("a console block in the docs is run again: cli.md's --solve seq block with its output removed is stale", () => {
     const doc = readFileSync(join(root, "docs", "cli.md"), "utf8");
     const altered = doc.replace(/(<!-- vramfit-output:begin -->\n```console\n\$ vramfit batch [^\n]*--solve seq[^\n]*\n)[^`]*```/, "$1```");
