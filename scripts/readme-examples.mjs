@@ -137,12 +137,19 @@ function step(value, part) {
   return found[0];
 }
 
+// A table quotes one command's answer many times: each command runs once.
+const jsonRuns = new Map();
+function jsonRun(args) {
+  if (!jsonRuns.has(args))
+    jsonRuns.set(args, spawnSync(process.execPath, ["bin/vramfit.js", ...args.split(/\s+/), "--json"], { cwd: root, env: { PATH: process.env.PATH, VRAMFIT_CUDA_LIBRARY: "libcuda.so.1" }, encoding: "utf8" }));
+  return jsonRuns.get(args);
+}
+
 /** A figure quoted in prose: `ARGS → FIELD [in GiB|in MiB]`, run with --json. */
 function figure(head) {
   const spec = /<!-- vramfit: (.+?) → (.+?)( in ([GM])iB)? -->/.exec(head);
   if (spec === null) throw new Error(`a figure needs <!-- vramfit: ARGS → FIELD -->, got ${head}`);
-  const args = spec[1].split(/\s+/);
-  const run = spawnSync(process.execPath, ["bin/vramfit.js", ...args, "--json"], { cwd: root, env: { PATH: process.env.PATH, VRAMFIT_CUDA_LIBRARY: "libcuda.so.1" }, encoding: "utf8" });
+  const run = jsonRun(spec[1]);
   let value = JSON.parse(run.stdout);
   // Split on dots outside a filter's brackets, so a filter's value may hold one.
   for (const part of spec[2].match(/(?:[^.[]|\[[^\]]*\])+/g) ?? []) value = step(value, part);
