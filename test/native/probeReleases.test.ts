@@ -4,8 +4,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { deviceFits } from "../../src/fit/device.js";
 import { deviceSteps } from "../../src/fit/allocator.js";
 import type { Addon } from "../../src/native/addonTypes.js";
-import type { MemoryPlan } from "../../src/plan/memoryPlan.js";
 import { GiB, MiB, startSimulator } from "./simulator.js";
+import { twoPhaseStep } from "./twoPhaseStep.js";
 
 const freeBytes = GiB - 100 * MiB;
 let addon: Addon;
@@ -40,17 +40,7 @@ describe("releases", () => {
 });
 
 describe("a step's replay at the budget's capacity on the device", () => {
-  // Forward holds a 50 MiB activation, backward a 60 MiB gradient: the caching allocator keeps the
-  // activation's segment cached, so with no limit the step reserves 110 MiB.
-  const plan: MemoryPlan = {
-    description: "two phases",
-    parameterCount: 0,
-    phases: ["forward", "backward"],
-    tensors: [
-      { name: "activation", category: "activations", fixedBytes: 50 * MiB, perSampleBytes: 0, lastPhase: 0 },
-      { name: "gradient", category: "gradients", fixedBytes: 60 * MiB, perSampleBytes: 0, firstPhase: 1 },
-    ],
-  };
+  const plan = twoPhaseStep; // ./twoPhaseStep.ts: 50 MiB forward, 60 MiB backward
 
   it("at 100 MiB the cached segment is given back before the gradient's: the probe makes those calls and fits", async () => {
     expect(deviceSteps(plan, 1, "pytorch")).toEqual({ sizes: [50 * MiB, 60 * MiB], releases: [], atCapacity: false });

@@ -4,8 +4,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { deviceSteps } from "../../src/fit/allocator.js";
 import { deviceFits } from "../../src/fit/device.js";
 import type { Addon } from "../../src/native/addonTypes.js";
-import type { MemoryPlan } from "../../src/plan/memoryPlan.js";
 import { GiB, MiB, startSimulator } from "./simulator.js";
+import { twoPhaseStep } from "./twoPhaseStep.js";
 
 // Both devices report 924 MiB free; `hidden=` keeps all but 100 MiB (device 0) or 58 MiB (device 1)
 // of it from cuMemAlloc, as a real device's free figure can overstate what the driver grants.
@@ -19,18 +19,7 @@ beforeAll(async () => {
   for (const ordinal of [0, 1]) expect((await addon.memGetInfo(ordinal)).freeBytes).toBe(freeBytes);
 });
 
-// Forward holds a 50 MiB activation, backward a 60 MiB gradient: with no limit the caching
-// allocator keeps the activation's segment cached and reserves 110 MiB; at 100 MiB or less its
-// out-of-memory path gives that segment back before the gradient's, so the step needs 60 MiB live.
-const plan: MemoryPlan = {
-  description: "two phases",
-  parameterCount: 0,
-  phases: ["forward", "backward"],
-  tensors: [
-    { name: "activation", category: "activations", fixedBytes: 50 * MiB, perSampleBytes: 0, lastPhase: 0 },
-    { name: "gradient", category: "gradients", fixedBytes: 60 * MiB, perSampleBytes: 0, firstPhase: 1 },
-  ],
-};
+const plan = twoPhaseStep; // ./twoPhaseStep.ts: 50 MiB forward, 60 MiB backward
 
 /** A probe evaluator at the budget the free figure gives (no reserve), recording the bytes each probe holds at its peak. */
 function atFreeFigure(ordinal: number, starts: number[] = [], signal?: AbortSignal, floorBytes = 0) {
