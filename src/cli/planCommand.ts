@@ -11,6 +11,7 @@ import { writeFileSync } from "node:fs";
 import { invalidArgument } from "../errors.js";
 import { writeJson, type Io } from "./io.js";
 import { planHighlights, type PlanHighlight } from "../plan/highlights.js";
+import { firstLayerTensors, tensorSums, type TensorSums } from "../plan/tensorSums.js";
 import { memoryChartSvg } from "./memoryChart.js";
 import { allocConfLine, jobAllocConf, jobLimits, type JobOptions } from "./jobOptions.js";
 import { deviceBreakdown, type Breakdown } from "./memoryChart.js";
@@ -58,6 +59,13 @@ export interface PlanReport {
   fixedBytes: number;
   perSampleBytes: number;
   tensorCount: number;
+  /**
+   * Every tensor of the step summed by category (`fixedBytes`, `perSampleBytes`), whatever its
+   * lifetime, unlike `breakdown` (what is live at the peak): `step` over the whole plan, and for a
+   * transformer `firstLayer` over its first layer's tensors (`layers.0.…`; full recomputation's
+   * re-run set excluded). What papers' per-sample and per-layer activation counts compare with.
+   */
+  tensorSums: { step: TensorSums; firstLayer?: TensorSums };
   /** The attention kernel every transformer layer is planned with (`--attention`, or SDPA's choice); absent without attention. */
   attentionKernel?: string;
   /** Named parts of the breakdown (frozen weights, adapters, dequantization buffer, …), unrounded like its categories; empty when none applies. */
@@ -100,6 +108,10 @@ export async function planCommand(options: PlanOptions, io: Io): Promise<number>
     ...(options.timeline && { timeline: planTimeline(plan, batch) }),
     ...planTotals(plan),
     tensorCount: plan.tensors.length,
+    tensorSums: {
+      step: tensorSums(plan.tensors),
+      ...(!isTraced(planned) && planned.workload.kind === "transformer" && { firstLayer: tensorSums(firstLayerTensors(plan.tensors)) }),
+    },
     ...(plan.attentionKernel !== undefined && { attentionKernel: plan.attentionKernel }),
     highlights: planHighlights(plan, batch),
     hostBytes: hostBytes(plan),

@@ -20,6 +20,8 @@ interface PlanJson {
   timeline?: { phase: string; bytes: number; byCategory: Record<string, number> }[];
   /** The parts named beside the categories, live at the peak (src/plan/highlights.ts). */
   highlights?: { part: string; bytes: number }[];
+  /** Every tensor of the step (and of a transformer's first layer) summed by category, whatever its lifetime. */
+  tensorSums: Record<"step" | "firstLayer", Record<string, { fixedBytes: number; perSampleBytes: number }> | undefined>;
 }
 
 const torchFixture = JSON.parse(readFileSync(resolve(root, "test/fixtures/torch-saved-activations.json"), "utf8")) as {
@@ -53,6 +55,22 @@ describe("vramfit plan", () => {
     expect(Math.abs(saved / 32 - torch) / torch).toBeLessThan(0.1);
     const sum = Object.values(breakdown).reduce((a, b) => a + b, 0);
     expect(run.json.totalBytes).toBe(sum);
+  });
+
+  it("tensorSums: every tensor summed by category, whatever its lifetime (what saved-activation counts compare with)", async () => {
+    // ResNet-152: what autograd saves per sample is PyTorch's own measurement to the byte (the fixture).
+    const cnn = await runJson<PlanJson>(["plan", "--model", "resnet152", "--image", "224", "--precision", "fp32", "--optimizer", "sgd", "--batch", "1"]);
+    expect(cnn.status).toBe(0);
+    expect(cnn.json.tensorSums.step!.activations!.perSampleBytes).toBe(torchFixture.models.find((m) => m.model === "resnet152")!.perSampleBytes);
+    expect(cnn.json.tensorSums.step!.parameters).toEqual({ fixedBytes: 4 * 60192808, perSampleBytes: 0 });
+    expect(cnn.json.tensorSums.firstLayer).toBeUndefined();
+    // GPT-3 175B, t = 8 (Korthikanti et al. 2022, Table 2): a layer saves sbh(10 + 24/t + 5as/(ht)), plus its two
+    // LayerNorms' fp32 mean and rstd (2 × 2 × 4s), which the paper does not count.
+    const [s, h, a, t] = [2048, 12288, 96, 8];
+    const gpt = await runJson<PlanJson>(["plan", "--model", "gpt3-175b", "--precision", "fp16", "--optimizer", "adam", "--seq", String(s), "--attention", "eager", "--tp", String(t), "--batch", "1"]);
+    expect(gpt.status).toBe(0);
+    expect(gpt.json.tensorSums.firstLayer!.activations!.perSampleBytes).toBe(s * h * (10 + 24 / t + (5 * a * s) / (h * t)) + 2 * 2 * 4 * s);
+    expect(gpt.json.tensorSums.step!.activations!.perSampleBytes).toBeGreaterThan(96 * gpt.json.tensorSums.firstLayer!.activations!.perSampleBytes);
   });
 
   it("bert-large, seq 512, amp, AdamW, batch 32: torch.cuda.amp's 4 + 4 + 8 bytes per parameter and the layers' 16-bit copies", async () => {

@@ -67,6 +67,26 @@ describe("README examples", () => {
     expect(run.stderr).toContain("highlights[part=dequantization buffer].bytes in MiB");
   });
 
+  it("the tables of saved activations are generated: one altered figure in each of memory-model.md's three is stale", () => {
+    // The torchvision table (resnet50), SD 2.1's fp32 table (512²) and Korthikanti et al.'s Table 2 (full recomputation).
+    const fields = [
+      "--model resnet50 --precision fp32 --optimizer sgd --image 224 --batch 1 → tensorSums.step.activations.perSampleBytes",
+      "--model sd2.1-unet --precision fp32 --attention eager --batch 1 --image 512 → tensorSums.step.activations.perSampleBytes",
+      "--batch 1 --checkpointing full → tensorSums.firstLayer.activations.perSampleBytes",
+    ];
+    let doc = readFileSync(join(root, "docs", "memory-model.md"), "utf8");
+    for (const field of fields) {
+      const quoted = new RegExp(`(<!-- vramfit: plan [^>]*${field.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} -->)([\\d,]+)<!-- /vramfit -->`).exec(doc);
+      expect(quoted, field).not.toBeNull();
+      doc = doc.replace(quoted![0], `${quoted![1]}${Number(quoted![2]!.replace(/,/g, "")) + 512}<!-- /vramfit -->`);
+    }
+    const file = join(mkdtempSync(join(tmpdir(), "vramfit-docs-")), "memory-model.md");
+    writeFileSync(file, doc);
+    const run = checkDocs(file);
+    expect(run.status).toBe(1);
+    for (const field of fields) expect(run.stderr).toContain(field);
+  });
+
   it("a console block in the docs is run again: cli.md's --solve seq block with its output removed is stale", () => {
     const doc = readFileSync(join(root, "docs", "cli.md"), "utf8");
     const altered = doc.replace(/(<!-- vramfit-output:begin -->\n```console\n\$ vramfit batch [^\n]*--solve seq[^\n]*\n)[^`]*```/, "$1```");

@@ -5,6 +5,7 @@ import { VramfitError } from "../../src/errors.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { bytesByCategory, planTotals, type MemoryPlan } from "../../src/plan/memoryPlan.js";
 import type { RunSetup } from "../../src/plan/setup.js";
+import { tensorSums } from "../../src/plan/tensorSums.js";
 import { traceCnn, type CnnNetwork } from "../../src/workload/cnn.js";
 import { presetWorkload } from "../../src/workload/presets.js";
 
@@ -27,8 +28,8 @@ const PRESET_OF: Record<string, string> = { resnet50: "resnet50", resnet152: "re
 // torch 1.13's nn.MultiheadAttention materializes the attention matrix: eager attention.
 const FP32_TRAIN: RunSetup = { mode: "train", precision: "fp32", optimizer: "sgd", attention: "eager" };
 
-const activationsPerSample = (plan: MemoryPlan): number =>
-  plan.tensors.filter((t) => t.category === "activations").reduce((sum, t) => sum + t.perSampleBytes, 0);
+// What autograd saves per sample: every activation of the step, as `plan --json`'s tensorSums counts it.
+const activationsPerSample = (plan: MemoryPlan): number => tensorSums(plan.tensors).activations.perSampleBytes;
 
 describe("per-sample activations within 10% of what PyTorch autograd saves (fixture)", () => {
   test("the fixture covers the four models of issue 3 and says how it was made", () => {

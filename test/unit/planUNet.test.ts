@@ -4,6 +4,7 @@ import { describe, expect, test } from "vitest";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { bytesByCategory, peakPhase, phasesOf, type MemoryPlan } from "../../src/plan/memoryPlan.js";
 import type { RunSetup } from "../../src/plan/setup.js";
+import { tensorSums } from "../../src/plan/tensorSums.js";
 import { clipTextEncoder, vaeParameterCount } from "../../src/plan/unetEncoders.js";
 import { parameterCount } from "../../src/workload/parameterCount.js";
 import { presetWorkload } from "../../src/workload/presets.js";
@@ -13,7 +14,7 @@ import { invalidMessage } from "./invalidMessage.js";
 
 const unet = presetWorkload("sd2.1-unet")!;
 const plan = (setup: Partial<RunSetup>): MemoryPlan => buildPlan(unet, { mode: "train", precision: "fp32", optimizer: "adamw", ...setup });
-const activations = (p: MemoryPlan): number => p.tensors.filter((t) => t.category === "activations").reduce((sum, t) => sum + t.perSampleBytes, 0);
+const activations = (p: MemoryPlan): number => tensorSums(p.tensors).activations.perSampleBytes;
 
 describe("parameter counts", () => {
   test("the UNet: 865,910,724 (diffusers' UNet2DConditionModel with stabilityai/stable-diffusion-2-1's unet/config.json)", () => {
