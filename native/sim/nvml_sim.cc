@@ -379,4 +379,68 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned i
   return NVML_ERROR_UNKNOWN;
 }
 
+// --- What PyTorch's driver API asks NVML for (c10/cuda/driver_api.h of torch 2.14.1: C10_NVML_DRIVER_API,
+// resolved with dlsym and asserted present when libnvidia-ml.so.1 loads, and the optional
+// nvmlDeviceGetGpuFabricInfoV). Expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)
+// reach them on their first map: c10/cuda/PeerToPeerAccess.cpp's get_fabric_access finds the device by
+// its PCI bus id (the runtime's cudaDeviceProp pciDomainID:pciBusID:pciDeviceID) and asks for its fabric.
+// The simulated GPUs have no NVLink and no fabric: they answer as a PCIe GPU does. Declared here, not in
+// nvml_api.h: the addon never calls them.
+#define NVMLSIM_EXPORT __attribute__((visibility("default")))
+
+// "%08X:%02X:%02X.0" (NVML_DEVICE_PCI_BUS_ID_FMT) or the short "%04X:%02X:%02X.0": domain 0, device 0.
+NVMLSIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId, nvmlDevice_t* device) {
+  Call call(__func__);
+  if (nvmlReturn_t status = call.Status()) return status;
+  unsigned domain = 0, bus = 0, slot = 0, function = 0;
+  if (pciBusId == nullptr || device == nullptr || std::sscanf(pciBusId, "%x:%x:%x.%x", &domain, &bus, &slot, &function) != 4) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  for (nvmlDevice_st* gpu : S().byIndex) {
+    if (domain == 0 && slot == 0 && function == 0 && static_cast<unsigned>(nvmlsim::Spec(gpu).pciBus) == bus) {
+      if (cudasim::GpuLost(gpu->gpu)) return NVML_ERROR_GPU_IS_LOST;
+      *device = gpu;
+      return NVML_SUCCESS;
+    }
+  }
+  return NVML_ERROR_NOT_FOUND;
+}
+
+// The CUDA version the driver supports, as cuDriverGetVersion gives it (CUDASIM_DRIVER_VERSION).
+NVMLSIM_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* cudaDriverVersion) {
+  Call call(__func__);
+  if (nvmlReturn_t status = call.Status()) return status;
+  if (cudaDriverVersion == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *cudaDriverVersion = cudasim::ReadDriverVersion();
+  return NVML_SUCCESS;
+}
+
+// No NVLink on a simulated GPU: what NVML answers for a GPU without it.
+NVMLSIM_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int /*link*/, int* type) {
+  Call call(__func__);
+  if (nvmlReturn_t status = call.Status(device)) return status;
+  return type == nullptr ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_NOT_SUPPORTED;
+}
+NVMLSIM_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int /*link*/, void* pci) {
+  Call call(__func__);
+  if (nvmlReturn_t status = call.Status(device)) return status;
+  return pci == nullptr ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_NOT_SUPPORTED;
+}
+
+// nvmlGpuFabricInfoV_t (nvml.h, R550+): version at 0, clusterUuid[16] at 4, status at 20, cliqueId at 24,
+// state (one byte) at 28, healthMask at 32 (v2: 36 bytes in all). A GPU outside any NVLink fabric:
+// success, state NVML_GPU_FABRIC_STATE_NOT_SUPPORTED (0), so PyTorch exchanges file descriptors, not
+// fabric handles.
+NVMLSIM_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, void* info) {
+  Call call(__func__);
+  if (nvmlReturn_t status = call.Status(device)) return status;
+  if (info == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned version = 0;
+  std::memcpy(&version, info, sizeof version);
+  if ((version & 0xFFFFFFu) < 36) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  unsigned char* bytes = static_cast<unsigned char*>(info);
+  std::memset(bytes + 4, 0, 32);  // no cluster, status success, clique 0, state not supported, healthy
+  return NVML_SUCCESS;
+}
+
 }  // extern "C"

@@ -341,6 +341,12 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) 
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = device->spec->multiprocessorCount; break;
     case CU_DEVICE_ATTRIBUTE_INTEGRATED: *pi = device->spec->integrated ? 1 : 0; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: *pi = device->spec->computeMode; break;
+    // The virtual-memory functions below serve expandable segments; their handles cannot be
+    // exported (cuMemExportToShareableHandle is not supported), nor used for GPUDirect RDMA or a fabric.
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: *pi = 1; break;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: *pi = 0; break;
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: *pi = 0; break;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: *pi = 0; break;
     default: return CUDA_ERROR_INVALID_VALUE;  // the simulator models only what vramfit reads
   }
   return CUDA_SUCCESS;

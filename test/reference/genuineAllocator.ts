@@ -4,7 +4,7 @@
 // configuration replays any number of events logs.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 
 const harnessSource = fileURLToPath(new URL("./genuine_allocator.cc", import.meta.url));
 const stubDir = fileURLToPath(new URL("../../build/Release/stubs/cuda13/", import.meta.url));
+const nvmlSim = fileURLToPath(new URL("../../build/Release/libnvmlsim.so", import.meta.url));
 
 /** The simulated device the harness runs on: 64 TiB of address space, so no trace meets its end unless asked. */
 export const DEVICE_BYTES = 64 * 2 ** 40;
@@ -75,6 +76,24 @@ export function buildHarness(wheel: TorchWheel, cudaInclude: string): string {
   return binary;
 }
 
+/**
+ * A folder holding the simulated NVML under the name PyTorch dlopens, libnvidia-ml.so.1: expandable
+ * segments ask NVML for the device's fabric before their first map (c10/cuda/PeerToPeerAccess.cpp,
+ * get_fabric_access), and without the library c10 calls a null function. Not in the stub folder
+ * itself, where every simulated torch job would then find it (torch.cuda.device_count asks NVML first).
+ */
+function nvmlDir(): string {
+  const dir = join(process.env.VRAMFIT_CACHE_DIR ?? join(homedir(), ".cache", "vramfit"), "genuine-allocator", `nvml-${createHash("sha256").update(nvmlSim).digest("hex").slice(0, 16)}`);
+  const link = join(dir, "libnvidia-ml.so.1");
+  if (!existsSync(link)) {
+    mkdirSync(dir, { recursive: true });
+    const partial = `${link}.${process.pid}`;
+    symlinkSync(nvmlSim, partial);
+    renameSync(partial, link);  // atomic, as the harness binary
+  }
+  return dir;
+}
+
 /** One harness process under one PYTORCH_CUDA_ALLOC_CONF (unset: PyTorch's defaults). */
 export class GenuineAllocator {
   private readonly child: ChildProcessWithoutNullStreams;
@@ -84,7 +103,7 @@ export class GenuineAllocator {
   constructor(binary: string, wheel: TorchWheel, allocConf: string | undefined) {
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
-      LD_LIBRARY_PATH: [stubDir, join(wheel.dir, "lib")].join(":"),
+      LD_LIBRARY_PATH: [stubDir, nvmlDir(), join(wheel.dir, "lib")].join(":"),
       CUDASIM_DEVICES: `vramfit reference GPU:${DEVICE_BYTES}`,
       CUDASIM_CONTEXT_BYTES: "0",  // vramfit's side charges no context either: the allocators alone are compared
       ...(allocConf !== undefined && { PYTORCH_CUDA_ALLOC_CONF: allocConf }),
