@@ -10,12 +10,16 @@
 //                                  path whose steps are keys, array indexes (`highlights.0`) or filters picking the
 //                                  array element whose key has that value (`highlights[part=frozen weights]`); `in GiB`
 //                                  or `in MiB` after it shows bytes in that unit; numbers are grouped by thousands
+//   <!-- trace-agreement: COUNT -->VALUE<!-- /trace-agreement -->   a count of the trace-agreement test's fixture
+//                                  against the built model (scripts/reference/trace-agreement-ratios.mjs): cases,
+//                                  presets, comparisons, within1, lowest, highest
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readmeBlock, runLibraryExample } from "./readme-library-example.mjs";
+import { agreementCounts } from "./reference/trace-agreement-ratios.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 // No simulated context cost, like test/cli/runCli.ts's machines, until the device path counts it (issue 11).
@@ -160,6 +164,15 @@ function figure(head) {
   return value.toLocaleString("en-US");
 }
 
+let agreement;
+/** A count of the trace-agreement fixture: `<!-- trace-agreement: COUNT -->`. */
+async function agreementFigure(head) {
+  const count = /<!-- trace-agreement: (\w+) -->/.exec(head)?.[1];
+  agreement ??= await agreementCounts();
+  if (count === undefined || !Object.hasOwn(agreement, count)) throw new Error(`a trace-agreement count is one of ${Object.keys(agreement).join(", ")}, got ${head}`);
+  return String(agreement[count]);
+}
+
 const check = process.argv.includes("--check");
 const stale = [];
 for (const { file, readme: isReadme } of documents) {
@@ -179,6 +192,7 @@ for (const { file, readme: isReadme } of documents) {
   }
   text = await regenerate(text, "<!-- vramfit-output:begin -->", "<!-- vramfit-output:end -->", consoleBlock, (_, inner, body) => stale.push(`${name}'s block "${/^\$ (?!export)(.*)$/m.exec(inner)?.[1] ?? ""}"${firstDifference(inner, body)}`), name);
   text = await regenerate(text, "<!-- vramfit: ", "<!-- /vramfit -->", (_, head) => figure(head), (head) => stale.push(`${name}'s figure ${head.slice(5, -4)}`), name);
+  text = await regenerate(text, "<!-- trace-agreement: ", "<!-- /trace-agreement -->", (_, head) => agreementFigure(head), (head) => stale.push(`${name}'s figure ${head.slice(5, -4)}`), name);
   if (!check) writeFileSync(file, text);
 }
 if (check && stale.length > 0) {

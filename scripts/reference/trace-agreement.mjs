@@ -80,6 +80,21 @@ const CASES = [
   ["vit-b16 fp32 adamw", "vit-b16", ["--torchvision", "vit_b_16", "--image", "224", "--precision", "fp32"]],
   ["vit-b16 amp adamw", "vit-b16", ["--torchvision", "vit_b_16", "--image", "224", "--precision", "amp"]],
   ["vit-b16 bf16 adamw", "vit-b16", ["--torchvision", "vit_b_16", "--image", "224", "--precision", "bf16"]],
+  // The rest of the GPT-2 and ResNet families, with their neighbours' setups.
+  ["gpt2-large fp32 adamw seq128", "gpt2-large", ["--hf-config", "test/fixtures/hf/gpt2-large.json", "--seq", "128", "--precision", "fp32"]],
+  ["gpt2-large amp adamw seq128", "gpt2-large", ["--hf-config", "test/fixtures/hf/gpt2-large.json", "--seq", "128", "--precision", "amp"]],
+  ["gpt2-large bf16 adamw seq128", "gpt2-large", ["--hf-config", "test/fixtures/hf/gpt2-large.json", "--seq", "128", "--precision", "bf16"]],
+  ["gpt2-large bf16 adamw seq128 checkpointing", "gpt2-large", ["--hf-config", "test/fixtures/hf/gpt2-large.json", "--seq", "128", "--precision", "bf16", "--checkpointing"]],
+  ["gpt2-xl fp32 adamw seq128", "gpt2-xl", ["--hf-config", "test/fixtures/hf/gpt2-xl.json", "--seq", "128", "--precision", "fp32"]],
+  ["gpt2-xl amp adamw seq128", "gpt2-xl", ["--hf-config", "test/fixtures/hf/gpt2-xl.json", "--seq", "128", "--precision", "amp"]],
+  ["gpt2-xl bf16 adamw seq128", "gpt2-xl", ["--hf-config", "test/fixtures/hf/gpt2-xl.json", "--seq", "128", "--precision", "bf16"]],
+  ["gpt2-xl bf16 adamw seq128 checkpointing", "gpt2-xl", ["--hf-config", "test/fixtures/hf/gpt2-xl.json", "--seq", "128", "--precision", "bf16", "--checkpointing"]],
+  ["resnet34 fp32 adamw", "resnet34", ["--torchvision", "resnet34", "--image", "224", "--precision", "fp32"]],
+  ["resnet34 amp adamw", "resnet34", ["--torchvision", "resnet34", "--image", "224", "--precision", "amp"]],
+  ["resnet34 bf16 adamw", "resnet34", ["--torchvision", "resnet34", "--image", "224", "--precision", "bf16"]],
+  ["resnet101 fp32 adamw", "resnet101", ["--torchvision", "resnet101", "--image", "224", "--precision", "fp32"]],
+  ["resnet101 amp adamw", "resnet101", ["--torchvision", "resnet101", "--image", "224", "--precision", "amp"]],
+  ["resnet101 bf16 adamw", "resnet101", ["--torchvision", "resnet101", "--image", "224", "--precision", "bf16"]],
 ];
 
 function replayPeak(trace, batch) {

@@ -2,50 +2,16 @@
 // made by scripts/reference/trace-agreement.mjs with torch 2.13 and transformers 5.18, models from config.json).
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
+import { casePlan, FIXTURE, peakRatio, type AgreementCase, type AgreementLibrary } from "../../scripts/reference/trace-agreement-ratios.mjs";
 import { BLAS_WORKSPACE_PREFIX } from "../../src/plan/blasWorkspace.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
-import { peakBytes, type MemoryPlan } from "../../src/plan/memoryPlan.js";
-import { parseSetup, type SetupOptions } from "../../src/plan/setup.js";
+import { peakBytes } from "../../src/plan/memoryPlan.js";
+import { parseSetup } from "../../src/plan/setup.js";
 import { presetWorkload } from "../../src/workload/presets.js";
 
-interface Case {
-  case: string;
-  preset: string;
-  tracerArgs: string[];
-  affine: boolean;
-  kernels: string[];
-  charged: { cublasWorkspaceBytes?: number; cublasWorkspaces?: number };
-  parameterCount: number;
-  trainableParameterCount: number;
-  peaks: Record<string, { peak: number; phase: string }>;
-}
-const fixture = JSON.parse(readFileSync(new URL("../fixtures/trace-agreement.json", import.meta.url), "utf8")) as { command: string; batches: number[]; cases: Case[] };
-
-/** The vramfit options of the tracer's arguments (the same names: docs/trace-format.md). */
-function optionsOf(args: string[]): SetupOptions {
-  const value = (flag: string) => {
-    const i = args.indexOf(flag);
-    return i < 0 ? undefined : args[i + 1];
-  };
-  return {
-    precision: value("--precision") ?? "fp32",
-    optimizer: value("--optimizer") ?? "adamw",
-    ...(value("--seq") !== undefined && !args.includes("--torchvision") && { seq: value("--seq")! }),
-    ...(value("--image") !== undefined && { image: value("--image")! }),
-    ...(args.includes("--checkpointing") && { checkpointing: "full" }),
-    ...(value("--lora-rank") !== undefined && { loraRank: value("--lora-rank")! }),
-    computeCapability: "9.0",
-  };
-}
-
-/** The plan without cuBLAS's workspaces: a trace charges them beside its events (`charged`). */
-function planOf(c: Case): { plan: MemoryPlan; workspaces: number } {
-  const plan = buildPlan(presetWorkload(c.preset)!, parseSetup(optionsOf(c.tracerArgs)));
-  const workspaces = plan.tensors.filter((t) => t.name.startsWith(BLAS_WORKSPACE_PREFIX));
-  return { plan: { ...plan, tensors: plan.tensors.filter((t) => !t.name.startsWith(BLAS_WORKSPACE_PREFIX)) }, workspaces: workspaces.reduce((sum, t) => sum + t.fixedBytes, 0) };
-}
-
-const allocated = (bytes: number) => Math.ceil(bytes / 512) * 512;
+const fixture = JSON.parse(readFileSync(FIXTURE, "utf8")) as { command: string; batches: number[]; cases: AgreementCase[] };
+const library: AgreementLibrary = { buildPlan, parseSetup, presetWorkload, peakBytes, BLAS_WORKSPACE_PREFIX };
+const planOf = (c: AgreementCase) => casePlan(library, c);
 
 describe(`the analytic peak against the traced step (${fixture.command})`, () => {
   test.each(fixture.cases.map((c) => [c.case, c] as const))("%s: same parameters, kernel and cuBLAS workspaces", (_, c) => {
@@ -75,21 +41,19 @@ const KNOWN_GAPS: Record<string, Record<number, number>> = {
 const comparisons = fixture.cases.flatMap((c) => fixture.batches.map((b) => [c.case, b, c] as const));
 
 describe("the analytic timeline's peak within 1% of the trace's, at both batches", () => {
-  test("the fixture covers GPT-2, Llama, Mistral, Qwen, Gemma, ResNet, VGG and ViT presets, at least 40 cases, fp32, fp16, bf16 and amp, with and without checkpointing", () => {
+  test("the fixture covers GPT-2 (small to XL), Llama, Mistral, Qwen, Gemma, ResNet (18 to 152), VGG and ViT presets, at least 40 cases, fp32, fp16, bf16 and amp, with and without checkpointing", () => {
     expect(fixture.command).toContain("scripts/reference/trace-agreement.mjs");
-    expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(13);
-    expect(fixture.cases.length).toBeGreaterThanOrEqual(62);
-    expect(comparisons.length).toBeGreaterThanOrEqual(124);
-    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(123);
+    expect(new Set(fixture.cases.map((c) => c.preset)).size).toBeGreaterThanOrEqual(21);
+    expect(fixture.cases.length).toBeGreaterThanOrEqual(76);
+    expect(comparisons.length).toBeGreaterThanOrEqual(152);
+    expect(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined).length).toBeGreaterThanOrEqual(151);
   });
 
   test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] === undefined))("%s at batch %d", (_, b, c) => {
-    const { plan } = planOf(c);
-    expect(Math.abs(peakBytes(plan, b, allocated) / c.peaks[String(b)]!.peak - 1)).toBeLessThan(0.01);
+    expect(Math.abs(peakRatio(library, c, b) - 1)).toBeLessThan(0.01);
   });
 
   test.each(comparisons.filter(([name, b]) => KNOWN_GAPS[name]?.[b] !== undefined))("KNOWN GAP %s at batch %d", (name, b, c) => {
-    const { plan } = planOf(c);
-    expect(peakBytes(plan, b, allocated) / c.peaks[String(b)]!.peak).toBeCloseTo(KNOWN_GAPS[name]![b]!, 3);
+    expect(peakRatio(library, c, b)).toBeCloseTo(KNOWN_GAPS[name]![b]!, 3);
   });
 });

@@ -1,0 +1,56 @@
+// The trace-agreement comparison, one definition for test/unit/traceAgreement.test.ts (the library's source) and the
+// documents' generated counts (scripts/readme-examples.mjs, the built library): vramfit's peak over the traced one.
+import { readFileSync } from "node:fs";
+
+/** The vramfit options of the tracer's arguments (the same names: docs/trace-format.md). */
+export function tracerOptions(args) {
+  const value = (flag) => {
+    const i = args.indexOf(flag);
+    return i < 0 ? undefined : args[i + 1];
+  };
+  return {
+    precision: value("--precision") ?? "fp32",
+    optimizer: value("--optimizer") ?? "adamw",
+    ...(value("--seq") !== undefined && !args.includes("--torchvision") && { seq: value("--seq") }),
+    ...(value("--image") !== undefined && { image: value("--image") }),
+    ...(args.includes("--checkpointing") && { checkpointing: "full" }),
+    ...(value("--lora-rank") !== undefined && { loraRank: value("--lora-rank") }),
+    computeCapability: "9.0",
+  };
+}
+
+/** The case's plan without cuBLAS's workspaces (a trace charges them beside its events, in `charged`), and their bytes. */
+export function casePlan(library, c) {
+  const plan = library.buildPlan(library.presetWorkload(c.preset), library.parseSetup(tracerOptions(c.tracerArgs)));
+  const isWorkspace = (t) => t.name.startsWith(library.BLAS_WORKSPACE_PREFIX);
+  const workspaces = plan.tensors.filter(isWorkspace).reduce((sum, t) => sum + t.fixedBytes, 0);
+  return { plan: { ...plan, tensors: plan.tensors.filter((t) => !isWorkspace(t)) }, workspaces };
+}
+
+const allocated = (bytes) => Math.ceil(bytes / 512) * 512;
+
+/** vramfit's peak / the trace's at `batch`, tensors rounded to 512 B as PyTorch's allocator rounds them. */
+export function peakRatio(library, c, batch) {
+  return library.peakBytes(casePlan(library, c).plan, batch, allocated) / c.peaks[String(batch)].peak;
+}
+
+export const FIXTURE = new URL("../../test/fixtures/trace-agreement.json", import.meta.url);
+
+/** The counts the documents quote, from the built library (dist/): cases, presets, comparisons, within1 (|ratio − 1| < 1 %), lowest, highest. */
+export async function agreementCounts() {
+  const load = (module) => import(new URL(`../../dist/${module}`, import.meta.url).href);
+  const [{ buildPlan }, { parseSetup }, { presetWorkload }, { peakBytes }, { BLAS_WORKSPACE_PREFIX }] = await Promise.all(
+    ["plan/buildPlan.js", "plan/setup.js", "workload/presets.js", "plan/memoryPlan.js", "plan/blasWorkspace.js"].map(load),
+  );
+  const library = { buildPlan, parseSetup, presetWorkload, peakBytes, BLAS_WORKSPACE_PREFIX };
+  const fixture = JSON.parse(readFileSync(FIXTURE, "utf8"));
+  const ratios = fixture.cases.flatMap((c) => fixture.batches.map((b) => peakRatio(library, c, b)));
+  return {
+    cases: fixture.cases.length,
+    presets: new Set(fixture.cases.map((c) => c.preset)).size,
+    comparisons: ratios.length,
+    within1: ratios.filter((r) => Math.abs(r - 1) < 0.01).length,
+    lowest: Math.min(...ratios).toFixed(4),
+    highest: Math.max(...ratios).toFixed(4),
+  };
+}
