@@ -226,17 +226,25 @@ function remove(pool: Pool, id: number): void {
 export function replayAtCapacity(step: AllocationStep, capacityBytes = Number.POSITIVE_INFINITY, conf: AllocConf = DEFAULT_ALLOC_CONF, options: ReplayOptions = {}): ReplayResult {
   const { order, bytes } = asTrace(step);
   // The addon's replay (native/addon/replay_step.cc), same rules: a fresh process would otherwise
-  // run this loop cold, and a deep model's step (tens of thousands of events) for long.
+  // run the loop below cold, and a deep model's step (tens of thousands of events) for long. This
+  // function stays small because a fresh process compiles it on its first call, inside the time
+  // of that replay; the TypeScript loop is compiled only where it runs.
   const native = options.typescript ? undefined : nativeReplay();
   if (native !== undefined) {
-    const { segmentLog, ...figures } = native(order, bytes, capacityBytes, conf.maxSplitSizeBytes, conf.maxNonSplitRoundingBytes, Float64Array.from(conf.roundupPower2Divisions), options.segments === true);
-    // An addon built before the segment log returns none: the TypeScript replay below makes it.
-    if (!options.segments) return figures;
-    if (segmentLog !== undefined) return { ...figures, segmentLog: Array.from(segmentLog) };
+    const segments = options.segments === true;
+    const replay = native(order, bytes, capacityBytes, conf.maxSplitSizeBytes, conf.maxNonSplitRoundingBytes, new Float64Array(conf.roundupPower2Divisions), segments);
+    if (!segments) return replay as ReplayResult;
+    // An addon built before the segment log returns none: the TypeScript replay makes it.
+    if (replay.segmentLog !== undefined) return { ...replay, segmentLog: Array.from(replay.segmentLog) };
   }
+  return replayInTypeScript(order, bytes, capacityBytes, conf, options.segments === true);
+}
+
+/** replayAtCapacity's rules in TypeScript: where the addon does not load, and for tests to compare with it. */
+function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityBytes: number, conf: AllocConf, segments: boolean): ReplayResult {
   const { maxSplitSizeBytes: maxSplit, maxNonSplitRoundingBytes: maxRounding, roundupPower2Divisions: divisions } = conf;
   const plainRounding = divisions.every((n) => n <= 1);
-  const log: number[] | undefined = options.segments ? [] : undefined;
+  const log: number[] | undefined = segments ? [] : undefined;
   made = 0;
   spareCount = 0;
   small.count = 0;

@@ -162,10 +162,14 @@ export function openNvml(options: BackendOptions = {}): Promise<NvmlBackend> {
  */
 export function nativeReplay(): NonNullable<Addon["replayStep"]> | undefined {
   if (process.env.VRAMFIT_NATIVE_REPLAY === "0") return undefined;
-  const addon = (addonOnce ??= loadAddon());
-  if ("reason" in addon || typeof addon.replayStep !== "function") return undefined;
-  return addon.replayStep.bind(addon);
+  if (replayOnce === undefined) {
+    const addon = (addonOnce ??= loadAddon());
+    replayOnce = "reason" in addon || typeof addon.replayStep !== "function" ? null : addon.replayStep.bind(addon);
+  }
+  return replayOnce ?? undefined;
 }
+/** nativeReplay's answer, bound once (null: none). */
+let replayOnce: NonNullable<Addon["replayStep"]> | null | undefined;
 
 /**
  * The backend if this process has opened it, without opening it: what releasing contexts needs
