@@ -4,6 +4,7 @@ import { budgetBytes, type BudgetLimits } from "../fit/budget.js";
 import { hostBytes, type MemoryPlan } from "../plan/memoryPlan.js";
 import { offloads, type Offload } from "../plan/offload.js";
 import { resolveSetup, type RunSetup } from "../plan/setup.js";
+import { wholeStepStateBytes } from "../plan/stateFloor.js";
 import { validateAdviceRequest } from "./validateAdvice.js";
 import { hasAttention, type Workload } from "../workload/workload.js";
 import { COSTS, plural, type AdviceKind, type Cost } from "./costs.js";
@@ -118,9 +119,14 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
     const p = plan(candidateSetup);
     return p === undefined ? undefined : { plan: p, ...(await measureAnalytic(p, on, targetBatch, request.signal)) };
   };
-  /** Whether a setup's largest batch on the target reaches the goal: the bytes at the goal are not needed, nor replayed. */
+  /**
+   * Whether a setup's largest batch on the target reaches the goal: the bytes at the goal are not
+   * needed, nor replayed; nor is the plan built where its model states alone leave no room
+   * (src/plan/stateFloor.ts: no batch fits then, so the answer is the same).
+   */
   const reaches = async (candidateSetup: RunSetup) => {
     await checkpoint(request.signal);
+    if (targetBatch >= 1 && wholeStepStateBytes(workload, candidateSetup) > target.budgetBytes - target.allocator.contextBytes) return false;
     const p = plan(candidateSetup);
     return p !== undefined && (await analyticMaxBatchOn(p, target, request.signal)) >= targetBatch;
   };

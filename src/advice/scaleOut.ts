@@ -2,7 +2,7 @@
 import { checkpoint } from "../checkpoint.js";
 import { bytesWithin, type AllocatorModel } from "../fit/allocator.js";
 import { analyticMaxBatch } from "../fit/analytic.js";
-import { phasesOf, type MemoryPlan, type PlannedTensor } from "../plan/memoryPlan.js";
+import { phaseTotals, phasesOf, type MemoryPlan, type PlannedTensor } from "../plan/memoryPlan.js";
 
 export { planner } from "../plan/planCache.js";
 
@@ -41,10 +41,26 @@ export async function analyticMaxBatchOn(plan: MemoryPlan, budget: Budget, signa
   const key = JSON.stringify([phasesOf(plan).length, budget.budgetBytes, budget.allocator, budget.maxBatch ?? null]);
   const known = answers.get(key);
   if (known !== undefined) return known;
-  const answer = analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch, signal).then((r) => r.batchSize);
+  const answer = phaseExceedsAtOne(plan, budget) ? Promise.resolve(0) : analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch, signal).then((r) => r.batchSize);
   answers.set(key, answer);
   answer.catch(() => answers.delete(key));
   return answer;
+}
+
+/**
+ * Whether some phase of the step at batch 1 already holds more bytes than the budget leaves for
+ * allocations (the tensors live in a phase are all allocated at once when the replay has made
+ * the phase's allocations; each block is at least its tensor's bytes, and bytes only grow with
+ * the batch): then no batch's replay completes at that capacity, and the search would answer 0
+ * after replaying batch 1. Read from the phase totals the search's seed reads anyway, it skips
+ * that replay and the seed's — for a model whose states alone do not fit, all of its answer's
+ * replays (`check --model gpt3-175b --gpu H100-80GB --batch 1`: most of its advice's plans).
+ */
+function phaseExceedsAtOne(plan: MemoryPlan, budget: Budget): boolean {
+  if (budget.maxBatch !== undefined && budget.maxBatch < 1) return false; // the search's own answer, then
+  const room = budget.budgetBytes - budget.allocator.contextBytes;
+  for (const phase of phaseTotals(plan)) if (phase.fixedBytes + phase.perSampleBytes > room) return true;
+  return false;
 }
 
 /**
