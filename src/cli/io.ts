@@ -10,8 +10,34 @@ export interface Io {
 
 export const processIo: Io = {
   out: (text) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
-  err: (text) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
+  err: (text) => writeStderr(text.endsWith("\n") ? text : `${text}\n`),
 };
+
+/** Set once a write to stderr had to wait: later ones queue behind it on the stream, in order. */
+let stderrQueued = false;
+
+/**
+ * Straight to file descriptor 2, as writeStdout does for 1: most runs that write there write one
+ * note (no GPU, say), and making process.stderr for it (a socket when it is a pipe, as under
+ * scripts/bench.mjs) took about a tenth of `batch --model resnet152`'s start (`node --cpu-prof`:
+ * getStderr, 13 of 105 ms). A full non-blocking pipe waits on the stream; a closed one (EPIPE)
+ * says nothing, as ignoreStderrErrors has it.
+ */
+function writeStderr(text: string): void {
+  if (stderrQueued) {
+    process.stderr.write(text);
+    return;
+  }
+  const bytes = Buffer.from(text);
+  let written = 0;
+  try {
+    while (written < bytes.length) written += writeSync(2, bytes, written);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EAGAIN") return;
+    stderrQueued = true;
+    process.stderr.write(bytes.subarray(written));
+  }
+}
 
 export function writeJson(io: Io, value: unknown): void {
   io.out(JSON.stringify(value, null, 2));
