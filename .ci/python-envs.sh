@@ -6,10 +6,12 @@
 # cuda: torch 2.14.1 (the CUDA 13 build) without its cuBLAS, cuDNN and CUDA runtime, which vramfit's stubs stand in
 #       for (native/), plus the CUDA libraries it links and vramfit does not stub: the simulated GPU and PyTorch's
 #       genuine caching allocator (libc10_cuda.so).
-# Each environment is kept under ~/.cache/vramfit/venvs, keyed by its requirements, and made again when they change.
+# Each environment is kept under ~/.cache/vramfit/venvs ($XDG_CACHE_HOME/vramfit/venvs where that is set, as the prebuilds'
+# root and the CLI's code cache; $VRAMFIT_VENV_ROOT over both), keyed by its requirements, and made again when they change.
+# A fresh machine's install is timed with an empty cache: XDG_CACHE_HOME=$(mktemp -d) (pip's own cache follows it too).
 # Where one cannot be made (no index, no python3.11), its variable stays unset and the tests that need it say so.
 
-vramfit_venv_root=${VRAMFIT_VENV_ROOT:-$HOME/.cache/vramfit/venvs}
+vramfit_venv_root=${VRAMFIT_VENV_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/vramfit/venvs}
 vramfit_torch_cpu_reqs=(torch==2.13.0 transformers==5.18.0 peft timm pytest)
 vramfit_torch_cuda_nodeps=(torch==2.14.1 nvidia-cuda-cupti nvidia-cusparse nvidia-cufft nvidia-cufile nvidia-curand nvidia-cuda-nvrtc
   nvidia-nvjitlink nvidia-cusparselt-cu13 nvidia-nccl-cu13 nvidia-nvshmem-cu13)

@@ -41,6 +41,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+# The tracer's torchvision import, which also loads a torchvision whose compiled ops do not (a CUDA wheel beside
+# a CPU torch, as in CI's torch 2.13 CPU venv): these models need none of those ops.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from vramfit_trace.torchvision_import import import_torchvision  # noqa: E402
+
 MODELS = {
     "resnet152": {"kind": "resnet", "image": 224, "precision": "fp32", "optimizer": "momentum"},
     "bert-large": {"kind": "bert", "seq": 512, "precision": "amp", "optimizer": "adamw",
@@ -190,6 +195,7 @@ class HandGpt2(nn.Module):
 
 def transformers_model(kind, c):
     """The model from transformers with SDPA attention where the version offers it; None without transformers."""
+    import_torchvision()  # transformers imports it where it is installed
     try:
         import transformers
     except ImportError:
@@ -226,7 +232,7 @@ def build(name, dry_run, device):
         c.update(DRY_RUN_SHAPES[name])
     info = {"model": name, "precision": c["precision"], "optimizer": c["optimizer"]}
     if c["kind"] == "resnet":
-        import torchvision
+        torchvision = import_torchvision()
         arch = c.get("resnet", "resnet152")
         model = getattr(torchvision.models, arch)(num_classes=c.get("classes", 1000))
         info.update(implementation=f"torchvision {torchvision.__version__} {arch}", image=c["image"])

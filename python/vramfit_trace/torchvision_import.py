@@ -6,7 +6,13 @@ import torch.library
 
 
 def import_torchvision():
-    real = torch.library.register_fake
+    real = getattr(torch.library, "register_fake", None)
+    if real is None:  # torch before 2.4 (Debian's 1.13): torchvision registers no fake kernels this way
+        try:
+            import torchvision
+        except ImportError:
+            return None
+        return torchvision
 
     def register_fake(op, *args, **kwargs):
         name = op if isinstance(op, str) else ""

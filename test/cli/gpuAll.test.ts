@@ -1,15 +1,17 @@
 // scripts/gpu-all.sh: every prepared GPU check in one command, for a session lent a GPU for
 // minutes. Its dry run (the simulated driver, PyTorch on the CPU at tiny shapes) proves the
-// plumbing where PyTorch is installed; its argument checks run everywhere.
+// plumbing under the torch 2.13 CPU venv; its argument checks run everywhere.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { skipsWithoutTorchCpu, torchCpuPython } from "../torchCpuPython.js";
 import { root } from "./runCli.js";
 
-const PYTHON = "/usr/bin/python3";
-const hasTorch = spawnSync(PYTHON, ["-c", "import torch, torchvision"], { timeout: 60_000 }).status === 0;
+// The dry run's PyTorch: the torch 2.13 CPU venv (on a GPU box, gpu-all.sh uses $PYTHON, else python3).
+const PYTHON = torchCpuPython ?? "";
+const skips = skipsWithoutTorchCpu("test/cli/gpuAll.test.ts");
 const script = resolve(root, "scripts", "gpu-all.sh");
 // Python with torch starts in seconds, in a minute on a loaded 2-core machine: wait on the process.
 const LOADED_MACHINE_MS = 480_000;
@@ -24,7 +26,7 @@ describe("scripts/gpu-all.sh", () => {
     expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 2, stderr: `${line}\n` });
   });
 
-  it.skipIf(!hasTorch)(
+  it.skipIf(skips)(
     "--dry-run runs every check on the simulator and records each one's status in summary.json",
     () => {
       const out = join(mkdtempSync(join(tmpdir(), "vramfit-gpu-all-")), "gpu");

@@ -1,17 +1,15 @@
-// scripts/torch-reference.py --dry-run and scripts/gpu-compare.sh --dry-run, where PyTorch is installed.
-// Both need /usr/bin/python3 with torch and torchvision; CI may have neither, so they skip there.
+// scripts/torch-reference.py --dry-run and scripts/gpu-compare.sh --dry-run, under the torch 2.13 CPU venv
+// (VRAMFIT_TORCH_CPU_PYTHON, with torchvision and transformers); where it is unset, they skip.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { skipsWithoutTorchCpu, torchCpuPython } from "../torchCpuPython.js";
 import { root, simulator } from "./runCli.js";
 
-const PYTHON = "/usr/bin/python3";
-const probe = spawnSync(PYTHON, ["-c", "import torch, torchvision"], { encoding: "utf8", timeout: 60_000 });
-const hasTorch = probe.status === 0;
-const skipReason = probe.error ? `${PYTHON} not runnable (${probe.error.message})` : `${PYTHON} cannot import torch and torchvision`;
-if (!hasTorch) console.warn(`skipping the PyTorch reference tests: ${skipReason}`);
+const PYTHON = torchCpuPython ?? "";
+const skips = skipsWithoutTorchCpu("test/cli/torchReference.test.ts");
 
 // The dry run raises a simulated out-of-memory above batch 5; Lightning's binsearch from 2 then
 // tries 2 (fits), 4 (fits), 8 (OOM), 6 (OOM), 5 (fits): 5 trials, 3 of them ran a step.
@@ -27,7 +25,7 @@ const EXPECTED_TRIALS = [
 // failed at the 30 s default): these tests wait on the process, not on a clock of their own.
 const LOADED_MACHINE_MS = 240_000;
 
-describe.skipIf(!hasTorch)("PyTorch reference (dry run on the CPU)", () => {
+describe.skipIf(skips)("PyTorch reference (dry run on the CPU)", () => {
   it("torch-reference.py --dry-run searches like Lightning and reports each model", () => {
     const out = join(mkdtempSync(join(tmpdir(), "vramfit-torch-")), "torch.json");
     const run = spawnSync(PYTHON, [resolve(root, "scripts", "torch-reference.py"), "--dry-run", "--out", out], { encoding: "utf8", timeout: LOADED_MACHINE_MS - 10_000 });
