@@ -3,8 +3,8 @@ import type { MemoryPlan } from "../plan/memoryPlan.js";
 import { allocationTrace, type AllocationTrace } from "../step/allocationTrace.js";
 import { roundUp } from "../units.js";
 import { DEFAULT_ALLOC_CONF, formatAllocConf, type AllocConf } from "./allocConf.js";
-import { cachingAllocatorSegments, probeSteps, replayAtCapacity, roundSize, type ReplayResult } from "./cachingAllocator.js";
-import { expandableSegmentPages } from "./expandableSegments.js";
+import { cachingAllocatorSegments, probeSteps, replayAtCapacity, type ReplayResult } from "./cachingAllocator.js";
+import { expandableSegmentPages, replayExpandable } from "./expandableSegments.js";
 
 /**
  * The allocator the job uses:
@@ -71,7 +71,7 @@ function rawAllocations({ order, bytes }: AllocationTrace): number[] {
 export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): { sizes: readonly number[]; releases: readonly number[]; atCapacity: boolean } {
   const trace = allocationTrace(plan, batch);
   if (kind === "raw") return { sizes: rawAllocations(trace), releases: [], atCapacity: false };
-  if (kind === "expandable" || conf.expandableSegments) return { sizes: expandableSegmentPages(trace), releases: [], atCapacity: false };
+  if (kind === "expandable" || conf.expandableSegments) return { sizes: expandableSegmentPages(trace, conf), releases: [], atCapacity: false };
   if (Number.isFinite(capacityBytes)) {
     const replay = replayAtCapacity(trace, Math.max(0, capacityBytes), conf, { segments: true });
     if (replay.fits) return { ...probeSteps(replay.segmentLog!), atCapacity: true };
@@ -89,17 +89,12 @@ export function deviceAllocations(plan: MemoryPlan, batch: number, kind: Allocat
   return deviceSteps(plan, batch, kind, conf, capacityBytes).sizes;
 }
 
-/**
- * The step's replay at a capacity for the allocators whose out-of-memory path is not emulated:
- * `raw` holds only live tensors (its peak decides exactly); for expandable segments the pages
- * mapped without a limit must fit (PyTorch would unmap free pages and retry: this errs on the
- * safe side).
- */
-function replayUnlimited(trace: AllocationTrace, kind: AllocatorKind, capacityBytes: number, conf: AllocConf): ReplayResult {
-  const sizes = kind === "raw" ? rawAllocations(trace) : expandableSegmentPages(trace);
+/** The step's replay at a capacity for `raw`: it holds only live tensors, so its peak decides exactly. */
+function replayRaw(trace: AllocationTrace, capacityBytes: number): ReplayResult {
+  const sizes = rawAllocations(trace);
   let reserved = 0;
-  for (const size of sizes) reserved += kind === "raw" ? roundUp(size, DRIVER_PAGE_BYTES) : size;
-  // The blocks' own peak: every live tensor rounded as the allocator rounds it.
+  for (const size of sizes) reserved += roundUp(size, DRIVER_PAGE_BYTES);
+  // The tensors' own peak, each rounded to the driver's page.
   let allocated = 0;
   let allocatedPeak = 0;
   const live = new Uint8Array(trace.bytes.length);
@@ -108,7 +103,7 @@ function replayUnlimited(trace: AllocationTrace, kind: AllocatorKind, capacityBy
     const bytes = trace.bytes[tensor]!;
     if (bytes <= 0 || live[tensor] === (code >= 0 ? 1 : 0)) continue;
     live[tensor] = code >= 0 ? 1 : 0;
-    allocated += (code >= 0 ? 1 : -1) * (kind === "raw" ? roundUp(bytes, DRIVER_PAGE_BYTES) : roundSize(bytes, conf.roundupPower2Divisions));
+    allocated += (code >= 0 ? 1 : -1) * roundUp(bytes, DRIVER_PAGE_BYTES);
     if (allocated > allocatedPeak) allocatedPeak = allocated;
   }
   const fits = reserved <= capacityBytes;
@@ -124,7 +119,8 @@ function effectiveKind(model: Pick<AllocatorModel, "kind" | "conf">): AllocatorK
  * The step of a plan at a batch size replayed by the job's allocator on a device with
  * `capacityBytes` for its allocations (Infinity: no limit): whether it completes, its peaks and
  * driver calls. The `pytorch` allocator follows PyTorch's out-of-memory path (free the cache,
- * retry), so a step fits when its live segments do, not only when its unconstrained peak does.
+ * retry), so a step fits when its live segments do, not only when its unconstrained peak does;
+ * `expandable` follows its own (unmap the cached free pages, retry: expandableSegments.ts).
  */
 export function replayStep(plan: MemoryPlan, batch: number, model: Pick<AllocatorModel, "kind" | "conf">, capacityBytes = Number.POSITIVE_INFINITY): ReplayResult {
   const kind = effectiveKind(model);
@@ -139,7 +135,8 @@ export function replayStep(plan: MemoryPlan, batch: number, model: Pick<Allocato
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
   const trace = allocationTrace(plan, batch);
-  const result = kind === "pytorch" ? replayAtCapacity(trace, Math.max(0, capacityBytes), conf) : replayUnlimited(trace, kind, Math.max(0, capacityBytes), conf);
+  const capacity = Math.max(0, capacityBytes);
+  const result = kind === "pytorch" ? replayAtCapacity(trace, capacity, conf) : kind === "expandable" ? replayExpandable(trace, capacity, conf) : replayRaw(trace, capacity);
   if (cache.size >= REPLAYS_PER_PLAN) cache.clear();
   cache.set(key, result);
   return result;

@@ -1,32 +1,61 @@
-// PyTorch's expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), emulated: the pages a step maps.
+// PyTorch's expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), emulated on a device of a given capacity: the pages a step maps and unmaps, and whether it completes.
 //
-// From c10/cuda/CUDACachingAllocator.cpp (same commit as cachingAllocator.ts), Note [Expandable
-// Segments]: each pool has one segment whose address range is reserved once and backed by
-// physical pages as it grows — pages of kSmallBuffer (2 MiB) in the small pool and kLargeBuffer
-// (20 MiB) in the large pool (find_expandable_block), each created separately (cuMemCreate) and
-// mapped at the end of the segment. Blocks are carved best-fit as in the caching allocator,
-// except that the free block at the end of the mapped range counts as reaching into the unmapped
-// space (get_free_block's expandable_size), so it is taken last; a request no free block can hold
-// maps just enough pages after that end block (try_allocate_expandable_block). Blocks split
-// whenever ≥ kMinBlockSize would remain (should_split with expandable segments). Pages stay mapped
-// (unmapping happens only on out-of-memory or empty_cache), so the segment only grows, and there
-// is no per-segment waste: the step needs its peak of live blocks, rounded up to whole pages.
-import { K_LARGE_BUFFER, K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, asTrace, roundSize, type AllocationStep } from "./cachingAllocator.js";
+// From c10/cuda/CUDACachingAllocator.cpp (pytorch/pytorch, read at commit
+// 001074d25084fdb87a799823e395a50f5ec044d3, as cachingAllocator.ts; checked against torch 2.14.1's
+// libc10_cuda.so by test/reference/genuineAllocator.test.ts), one stream, no CUDA graphs:
+// - Note [Expandable Segments] and struct ExpandableSegment: each pool has one segment, a range of
+//   address space (1 1/8 of the device's memory, reserved once) that physical pages back as it
+//   grows: pages of kSmallBuffer (2 MiB) in the small pool, kLargeBuffer (20 MiB) in the large one,
+//   each its own cuMemCreate. ExpandableSegment::map maps whole pages and fails as a whole when one
+//   page cannot be had (the pages made so far are released); unmap gives back the whole pages that
+//   lie inside a range.
+// - Blocks cover the segment: allocated, cached free (mapped), or unmapped address space (the
+//   pool's `unmapped` set, by address). get_free_block is the caching allocator's best fit, except
+//   that it walks on from the smallest fitting block to the next while the next one's
+//   expandable_size (its size, plus the unmapped block after it) is smaller: the free block before
+//   unmapped space is taken last.
+// - alloc_block with expandable segments is try_allocate_expandable_block for the request itself
+//   (not get_allocation_size's segment): find_expandable_block takes the lowest unmapped block (or
+//   the free block before it) with room, and map_block maps just the pages the request still
+//   lacks, merging them with the free neighbours (try_merge_blocks merges only mapped with mapped).
+// - should_split: with expandable segments a block is split whenever ≥ kMinBlockSize remains.
+// - malloc's out-of-memory path: when a map fails, release_cached_blocks → release_blocks unmaps the
+//   whole pages inside every cached free block (unmap_block: the partial pages at either end stay
+//   mapped, as free blocks of their own), large pool first, each pool in its free blocks' (size,
+//   address) order; a segment left with nothing mapped is released; then one retry
+//   (num_alloc_retries), then the step runs out of memory. release_available_cached_blocks (only
+//   with max_split_size_mb) releases no block of an expandable segment: at the commit above it
+//   would release_block one, which asserts !block->expandable_segment_, but torch 2.14.1 skips them
+//   as later sources do ("if (!(*cur)->expandable_segment_) release_block"), and its libc10_cuda.so
+//   unmaps and retries instead (test/unit/expandableSegments.test.ts's max_split_size_mb case,
+//   replayed through it).
+// Reserved memory (`reserved_bytes`) is the mapped pages of both pools; a step fits a capacity when
+// every map it makes fits beside what is mapped then.
+//
+// One segment per pool: a second one is made only when no unmapped range of the first has room,
+// which needs its address space (1 1/8 of the device) used up by unmapped gaps; the emulation
+// gives the segment 2^50 B of address space instead (ties between free blocks compare sizes that
+// include the unmapped block after them, so only the order of those sizes matters).
+import { K_LARGE_BUFFER, K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, asTrace, roundSize, type AllocationStep, type ReplayResult } from "./cachingAllocator.js";
+import { DEFAULT_ALLOC_CONF, type AllocConf } from "./allocConf.js";
 
-/** A piece of a segment: allocated to a tensor, or cached free. Neighbours are within the segment. */
+/** The address space the emulation gives each pool's segment. */
+const SEGMENT_ADDRESS_SPACE = 2 ** 50;
+
+/** A piece of a segment: allocated to a tensor, cached free, or unmapped address space. Neighbours are within the segment. */
 interface Block {
   address: number;
   size: number;
   allocated: boolean;
+  mapped: boolean;
   prev: Block | undefined;
   next: Block | undefined;
 }
 
 /**
- * Free blocks ordered by size, then address: `get_free_block`'s best fit is a lower bound. Kept
- * as one address-ordered bucket per distinct size under a sorted list of the sizes: a deep model
- * caches tens of thousands of free blocks but only a few hundred distinct sizes, so insertion and
- * removal stay cheap (a flat sorted array made a deep model's replay take seconds).
+ * Cached free blocks ordered by size, then address (the pool's `blocks` set): one address-ordered
+ * bucket per distinct size under a sorted list of the sizes. A deep model caches tens of thousands
+ * of free blocks but only a few hundred distinct sizes, so insertion and removal stay cheap.
  */
 class FreePool {
   /** The sizes that have at least one free block, ascending. */
@@ -57,128 +86,286 @@ class FreePool {
   remove(block: Block): void {
     const bucket = this.buckets.get(block.size);
     const index = bucket === undefined ? -1 : FreePool.lowerBound(bucket, (b) => b.address < block.address);
-    if (bucket === undefined || bucket[index] !== block) throw new Error("caching allocator emulation: block not in its pool");
+    if (bucket === undefined || bucket[index] !== block) throw new Error("expandable segments emulation: block not in its pool");
     bucket.splice(index, 1);
-    if (bucket.length === 0) this.dropSize(block.size);
+    if (bucket.length === 0) {
+      this.buckets.delete(block.size);
+      this.sizes.splice(FreePool.lowerBound(this.sizes, (s) => s < block.size), 1);
+    }
   }
 
-  /** The smallest free block of at least `size` bytes (lowest address first), taken out of the pool. */
-  takeBestFit(size: number): Block | undefined {
+  /** The first block of at least `size` bytes in the pool's order (`blocks.lower_bound`). */
+  first(size: number): Block | undefined {
     const index = FreePool.lowerBound(this.sizes, (s) => s < size);
-    if (index === this.sizes.length) return undefined;
-    const found = this.sizes[index]!;
-    const bucket = this.buckets.get(found)!;
-    const block = bucket.shift()!;
-    if (bucket.length === 0) this.dropSize(found);
-    return block;
+    return index === this.sizes.length ? undefined : this.buckets.get(this.sizes[index]!)![0];
   }
 
-  private dropSize(size: number): void {
-    this.buckets.delete(size);
-    this.sizes.splice(FreePool.lowerBound(this.sizes, (s) => s < size), 1);
+  /** The block after `block` in the pool's order. */
+  after(block: Block): Block | undefined {
+    const bucket = this.buckets.get(block.size)!;
+    const index = FreePool.lowerBound(bucket, (b) => b.address < block.address);
+    if (index + 1 < bucket.length) return bucket[index + 1];
+    const next = this.sizes[FreePool.lowerBound(this.sizes, (s) => s < block.size) + 1];
+    return next === undefined ? undefined : this.buckets.get(next)![0];
+  }
+
+  /** Every block, in the pool's order. */
+  all(): Block[] {
+    return this.sizes.flatMap((size) => this.buckets.get(size)!);
   }
 }
 
-/** Keeps `size` bytes of `block` and caches the rest, a block of its own, in `pool` (`alloc_found_block`). */
-function splitOff(block: Block, size: number, pool: FreePool): void {
-  const remainder: Block = { address: block.address + size, size: block.size - size, allocated: false, prev: block, next: block.next };
-  if (block.next !== undefined) block.next.prev = remainder;
-  block.next = remainder;
-  block.size = size;
-  pool.insert(remainder);
+/** `expandable_size`: a free block's size, with the unmapped space right after it. */
+function expandableSize(block: Block): number {
+  return block.size + (block.next !== undefined && !block.next.mapped ? block.next.size : 0);
 }
 
-/** `free_block`: frees a block, merging it with free neighbours, and caches it. */
-function freeBlock(block: Block, pool: FreePool): void {
-  block.allocated = false;
-  const prev = block.prev;
-  if (prev !== undefined && !prev.allocated) {
-    pool.remove(prev);
-    block.address = prev.address;
-    block.size += prev.size;
-    block.prev = prev.prev;
-    if (block.prev !== undefined) block.prev.next = block;
-  }
-  const next = block.next;
-  if (next !== undefined && !next.allocated) {
-    pool.remove(next);
-    block.size += next.size;
-    block.next = next.next;
-    if (block.next !== undefined) block.next.prev = block;
-  }
-  pool.insert(block);
-}
-
-
-/** One pool's segment: its mapped bytes and the block at the end of the mapped range. */
-class ExpandableSegment {
+/** One pool and its expandable segment. */
+class Pool {
   readonly free = new FreePool();
-  mappedBytes = 0;
-  last: Block | undefined;
+  /** Unmapped blocks by address (`unmapped`); empty when the pool has no segment. */
+  unmapped: Block[] = [];
+  /** Where the next segment's address space begins. */
+  private nextBase = 0;
+  private base = 0;
 
   constructor(readonly pageBytes: number) {}
 
-  /** The block for a rounded request: best fit among the free blocks before the end, else the end block, grown as needed. */
-  allocate(size: number, pages: number[]): Block {
-    const end = this.last !== undefined && !this.last.allocated ? this.last : undefined;
-    if (end !== undefined) this.free.remove(end);
-    let block = this.free.takeBestFit(size);
-    if (end !== undefined) this.free.insert(end);
-    if (block === undefined) block = this.grow(size, end, pages);
-    if (block.size - size >= K_MIN_BLOCK_SIZE) {
-      splitOff(block, size, this.free);
-      if (this.last === block) this.last = block.next;
-    }
-    block.allocated = true;
+  insertUnmapped(block: Block): void {
+    let k = this.unmapped.length;
+    while (k > 0 && this.unmapped[k - 1]!.address > block.address) k--;
+    this.unmapped.splice(k, 0, block);
+  }
+
+  removeUnmapped(block: Block): void {
+    const k = this.unmapped.indexOf(block);
+    if (k < 0) throw new Error("expandable segments emulation: block not unmapped");
+    this.unmapped.splice(k, 1);
+  }
+
+  /** A new segment: all of it one unmapped block (`find_expandable_block`'s last resort). */
+  newSegment(): Block {
+    this.base = this.nextBase;
+    this.nextBase += SEGMENT_ADDRESS_SPACE;
+    const block: Block = { address: this.base, size: SEGMENT_ADDRESS_SPACE, allocated: false, mapped: false, prev: undefined, next: undefined };
+    this.insertUnmapped(block);
     return block;
   }
 
-  /** Maps pages after the mapped end until the end block holds `size` bytes, and takes it. */
-  private grow(size: number, end: Block | undefined, pages: number[]): Block {
-    const have = end?.size ?? 0;
-    const count = Math.max(0, Math.ceil((size - have) / this.pageBytes));
-    for (let i = 0; i < count; i++) pages.push(this.pageBytes);
-    const added = count * this.pageBytes;
-    if (end !== undefined) {
-      this.free.remove(end);
-      end.size += added;
-      this.mappedBytes += added;
-      return end;
-    }
-    const block: Block = { address: this.mappedBytes, size: added, allocated: false, prev: this.last, next: undefined };
-    if (this.last !== undefined) this.last.next = block;
-    this.last = block;
-    this.mappedBytes += added;
-    return block;
+  /** The page index of an address, rounded down (`segmentLeft`) or up (`segmentRight`). */
+  pageDown(address: number): number {
+    return Math.floor((address - this.base) / this.pageBytes);
+  }
+  pageUp(address: number): number {
+    return Math.ceil((address - this.base) / this.pageBytes);
+  }
+  pageAddress(page: number): number {
+    return this.base + page * this.pageBytes;
   }
 }
 
+/** `try_merge_blocks`: `dst` (in no set) takes in `src` when it is free and mapped as `dst` is. */
+function merge(pool: Pool, dst: Block, src: Block | undefined): void {
+  if (src === undefined || src.allocated || src.mapped !== dst.mapped) return;
+  if (src.mapped) pool.free.remove(src);
+  else pool.removeUnmapped(src);
+  if (dst.prev === src) {
+    dst.address = src.address;
+    dst.prev = src.prev;
+    if (dst.prev !== undefined) dst.prev.next = dst;
+  } else {
+    dst.next = src.next;
+    if (dst.next !== undefined) dst.next.prev = dst;
+  }
+  dst.size += src.size;
+}
+
+/** A block placed between `prev` and `next`. */
+function splice(block: Block, prev: Block | undefined, next: Block | undefined): Block {
+  block.prev = prev;
+  block.next = next;
+  if (prev !== undefined) prev.next = block;
+  if (next !== undefined) next.prev = block;
+  return block;
+}
+
+/** What a replay through expandable segments did; `mapLog`, with `segments: true`: + bytes mapped, − bytes unmapped, in order (one entry per map_block / unmap_block). */
+export interface ExpandableReplayResult extends ReplayResult {
+  mapLog?: number[];
+}
+
 /**
- * Replays a step's allocations and frees through expandable segments and returns every page
- * mapped, in order (2 MiB pages for the small pool, 20 MiB for the large one): what the job
- * holds at the end of the step.
+ * Replays a step's allocations and frees through expandable segments on a device that has
+ * `capacityBytes` for the job's pages (Infinity: no limit). `cudaMallocs` counts maps
+ * (`num_device_alloc`), `cudaFrees` unmaps (`num_device_free`).
  */
-export function expandableSegmentPages(step: AllocationStep): number[] {
+export function replayExpandable(step: AllocationStep, capacityBytes = Number.POSITIVE_INFINITY, conf: AllocConf = DEFAULT_ALLOC_CONF, options: { segments?: boolean } = {}): ExpandableReplayResult {
+  return replay(step, capacityBytes, conf, options.segments ? [] : undefined);
+}
+
+/** The replay; `log` collects map/unmap bytes, `pages` the size of every page mapped. */
+function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, log: number[] | undefined, pages?: number[]): ExpandableReplayResult {
   const { order, bytes } = asTrace(step);
-  const small = new ExpandableSegment(K_SMALL_BUFFER);
-  const large = new ExpandableSegment(K_LARGE_BUFFER);
-  const liveBlocks: (Block | undefined)[] = new Array<Block | undefined>(bytes.length);
-  const pages: number[] = [];
-  for (const code of order) {
+  const { maxSplitSizeBytes: maxSplit, maxNonSplitRoundingBytes: maxRounding, roundupPower2Divisions: divisions } = conf;
+  const small = new Pool(K_SMALL_BUFFER);
+  const large = new Pool(K_LARGE_BUFFER);
+  const live: (Block | undefined)[] = new Array<Block | undefined>(bytes.length);
+  let reserved = 0;
+  let reservedPeak = 0;
+  let allocated = 0;
+  let allocatedPeak = 0;
+  let maps = 0;
+  let unmaps = 0;
+  let retries = 0;
+
+  /** get_free_block, with expandable segments' walk past blocks that border unmapped space. */
+  const freeBlock = (pool: Pool, size: number): Block | undefined => {
+    let found = pool.free.first(size);
+    if (found === undefined) return undefined;
+    for (let next = pool.free.after(found); next !== undefined && expandableSize(next) < expandableSize(found); next = pool.free.after(found)) found = next;
+    if ((size < maxSplit && found.size >= maxSplit) || (size >= maxSplit && found.size >= size + maxRounding)) return undefined;
+    pool.free.remove(found);
+    return found;
+  };
+
+  /** map_block: maps the pages that hold the first `size` bytes of an unmapped block; false when the device cannot back them. */
+  const mapBlock = (pool: Pool, block: Block, size: number): boolean => {
+    const mappedBytes = pool.pageAddress(pool.pageUp(block.address + size)) - block.address;
+    if (reserved + mappedBytes > capacityBytes) return false;
+    pool.removeUnmapped(block);
+    block.mapped = true;
+    if (mappedBytes < block.size) {
+      const rest = splice({ address: block.address + mappedBytes, size: block.size - mappedBytes, allocated: false, mapped: false, prev: undefined, next: undefined }, block, block.next);
+      pool.insertUnmapped(rest);
+      block.size = mappedBytes;
+    }
+    merge(pool, block, block.prev);
+    merge(pool, block, block.next);
+    pool.free.insert(block);
+    reserved += mappedBytes;
+    if (reserved > reservedPeak) reservedPeak = reserved;
+    maps += 1;
+    log?.push(mappedBytes);
+    if (pages !== undefined) for (let k = 0; k < mappedBytes / pool.pageBytes; k++) pages.push(pool.pageBytes);
+    return true;
+  };
+
+  /** find_expandable_block: the lowest unmapped block, or the free block before it, with room for `size` bytes. */
+  const expandableBlock = (pool: Pool, size: number): Block => {
+    for (const unmapped of pool.unmapped) {
+      const start = unmapped.prev !== undefined && !unmapped.prev.allocated ? unmapped.prev : unmapped;
+      let room = 0;
+      for (let b: Block | undefined = start; room < size && b !== undefined && !b.allocated; b = b.next) room += b.size;
+      if (room >= size) return start;
+    }
+    return pool.newSegment();
+  };
+
+  /** try_allocate_expandable_block: maps what the request lacks; undefined when the device is full. */
+  const allocateExpandable = (pool: Pool, size: number): Block | undefined => {
+    let candidate = expandableBlock(pool, size);
+    if (!candidate.mapped && !mapBlock(pool, candidate, Math.min(candidate.size, size))) return undefined;
+    while (candidate.size < size) {
+      const next = candidate.next!;
+      if (!mapBlock(pool, next, Math.min(size - candidate.size, next.size))) return undefined;
+      candidate = next;  // it took in the candidate (map_block's merge with its prev)
+    }
+    pool.free.remove(candidate);
+    return candidate;
+  };
+
+  /** unmap_block: gives back the whole pages inside a cached free block. */
+  const unmapBlock = (pool: Pool, block: Block): void => {
+    const first = pool.pageUp(block.address);
+    const last = pool.pageDown(block.address + block.size);
+    if (first >= last) return;
+    pool.free.remove(block);
+    const start = pool.pageAddress(first);
+    const size = pool.pageAddress(last) - start;
+    const before = start - block.address;
+    if (before > 0) pool.free.insert(splice({ address: block.address, size: before, allocated: false, mapped: true, prev: undefined, next: undefined }, block.prev, block));
+    const after = block.size - before - size;
+    if (after > 0) pool.free.insert(splice({ address: start + size, size: after, allocated: false, mapped: true, prev: undefined, next: undefined }, block, block.next));
+    block.address = start;
+    block.size = size;
+    block.mapped = false;
+    merge(pool, block, block.prev);
+    merge(pool, block, block.next);
+    pool.insertUnmapped(block);
+    reserved -= size;
+    unmaps += 1;
+    log?.push(-size);
+  };
+
+  /** release_cached_blocks → release_blocks, large pool first: unmap every cached free block's whole pages; drop a segment left wholly unmapped. */
+  const releaseCached = (): void => {
+    for (const pool of [large, small]) {
+      for (const block of pool.free.all()) {
+        unmapBlock(pool, block);
+        if (block.prev === undefined && block.next === undefined && !block.mapped) pool.removeUnmapped(block);  // release_expandable_segment
+      }
+    }
+  };
+
+  let failedAt = -1;
+  for (let k = 0; k < order.length; k++) {
+    const code = order[k]!;
     if (code < 0) {
-      const block = liveBlocks[~code];
+      // free → free_block: merge with free mapped neighbours, then cache.
+      const block = live[~code];
       if (block === undefined) continue;
-      liveBlocks[~code] = undefined;
-      // As in cachingAllocatorSegments, an allocated block's size tells its pool.
-      const segment = block.size <= K_SMALL_SIZE ? small : large;
-      freeBlock(block, segment.free);
-      // A merge can swallow the end block: the freed block is the end of the mapped range then.
-      if (block.next === undefined) segment.last = block;
+      live[~code] = undefined;
+      const pool = block.size <= K_SMALL_SIZE ? small : large;  // an allocated block's size tells its pool
+      block.allocated = false;
+      allocated -= block.size;
+      merge(pool, block, block.prev);
+      merge(pool, block, block.next);
+      pool.free.insert(block);
       continue;
     }
     if (bytes[code]! <= 0) continue;
-    const size = roundSize(bytes[code]!);
-    liveBlocks[code] = (size <= K_SMALL_SIZE ? small : large).allocate(size, pages);
+    const size = roundSize(bytes[code]!, divisions);
+    const pool = size <= K_SMALL_SIZE ? small : large;
+    let block = freeBlock(pool, size) ?? allocateExpandable(pool, size);
+    if (block === undefined) {
+      // release_available_cached_blocks releases no expandable block: straight to release_cached_blocks.
+      releaseCached();
+      retries += 1;
+      block = allocateExpandable(pool, size);
+    }
+    if (block === undefined) {
+      failedAt = k;
+      break;
+    }
+    // should_split with expandable segments, then alloc_found_block: the request keeps the front.
+    if (block.size - size >= K_MIN_BLOCK_SIZE) {
+      pool.free.insert(splice({ address: block.address + size, size: block.size - size, allocated: false, mapped: true, prev: undefined, next: undefined }, block, block.next));
+      block.size = size;
+    }
+    block.allocated = true;
+    allocated += block.size;
+    if (allocated > allocatedPeak) allocatedPeak = allocated;
+    live[code] = block;
   }
+  return {
+    fits: failedAt < 0,
+    reservedPeakBytes: reservedPeak,
+    allocatedPeakBytes: allocatedPeak,
+    cudaMallocs: maps,
+    cudaFrees: unmaps,
+    allocRetries: retries,
+    failedAt,
+    ...(log !== undefined && { mapLog: log }),
+  };
+}
+
+/**
+ * Replays a step's allocations and frees through expandable segments with no memory limit and
+ * returns every page mapped, in order (2 MiB pages for the small pool, 20 MiB for the large one):
+ * what the job holds at the end of the step.
+ */
+export function expandableSegmentPages(step: AllocationStep, conf: AllocConf = DEFAULT_ALLOC_CONF): number[] {
+  const pages: number[] = [];
+  replay(step, Number.POSITIVE_INFINITY, conf, undefined, pages);
   return pages;
 }

@@ -5,6 +5,7 @@ import { parseSetup, planMemory, resolveWorkload, type MemoryPlan } from "../../
 import { DEFAULT_ALLOC_CONF, parseAllocConf, type AllocConf } from "../../src/fit/allocConf.js";
 import { analyticMaxBatch } from "../../src/fit/analytic.js";
 import { cachingAllocatorSegments, replayAtCapacity } from "../../src/fit/cachingAllocator.js";
+import { replayExpandable } from "../../src/fit/expandableSegments.js";
 import { allocationTrace } from "../../src/step/allocationTrace.js";
 import { eventsLog as planEventsLog } from "../../src/step/eventsFile.js";
 
@@ -33,7 +34,13 @@ export interface EmulatedReplay {
 
 /** The emulation's replay of the step at a batch on a device with `capacityBytes` (Infinity: no memory pressure). */
 export function emulatedReplay(plan: MemoryPlan, batch: number, capacityBytes: number, allocConf: string | undefined): EmulatedReplay {
-  const replay = replayAtCapacity(allocationTrace(plan, batch), capacityBytes, confOf(allocConf), { segments: true });
+  const conf = confOf(allocConf);
+  if (conf.expandableSegments) {
+    // Maps and unmaps, by size, as the genuine allocator's SEGMENT_MAP / SEGMENT_UNMAP.
+    const replay = replayExpandable(allocationTrace(plan, batch), capacityBytes, conf, { segments: true });
+    return { fits: replay.fits, deviceCalls: replay.mapLog!, peakAllocatedBytes: replay.allocatedPeakBytes, peakReservedBytes: replay.reservedPeakBytes, numAllocRetries: replay.allocRetries };
+  }
+  const replay = replayAtCapacity(allocationTrace(plan, batch), capacityBytes, conf, { segments: true });
   // The log names a cudaFree by the cudaMalloc it undoes (-(k + 1)); the genuine allocator's by its size.
   const mallocs = replay.segmentLog!.filter((entry) => entry > 0);
   return {

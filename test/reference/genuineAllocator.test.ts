@@ -22,7 +22,7 @@ import { DEVICE_BYTES, GenuineAllocator, buildHarness, findCudaInclude, findTorc
  * its pages with the driver's cuMemCreate/cuMemMap, which no stub driver here has yet; nor
  * `garbage_collection_threshold`, which acts only under setMemoryFraction (a replay never sets it).
  */
-const CONFIGS: readonly (string | undefined)[] = [undefined, "max_split_size_mb:128", "roundup_power2_divisions:4"];
+const CONFIGS: readonly (string | undefined)[] = [undefined, "max_split_size_mb:128", "roundup_power2_divisions:4", "expandable_segments:True"];
 const BATCHES = [1, 8, 32];
 const MiB = 2 ** 20;
 
