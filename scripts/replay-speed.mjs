@@ -2,7 +2,8 @@
 // How long one replay of a step through the caching-allocator emulation takes in a fresh process (issue 23, item 5).
 //   node scripts/replay-speed.mjs [--runs N] [--root DIR] [--json]
 // Each measurement is a new `node` process that loads the build (dist/ under --root, default this
-// checkout), makes the trace (not timed) and times one replay: the process's CPU time
+// checkout), makes the trace (not timed), reads the clocks once (not timed) and times one replay, the
+// call replayAtCapacity(trace[, capacity]) and nothing else (its first-call compilation included): the process's CPU time
 // (getrusage, so a busy machine's waits for a core do not count) and the wall time (median, and
 // the least, which on a busy machine is the closest to an idle one's). That is
 // the cost the CLI pays, cold code included. Each process then replays the same step 21 times
@@ -93,6 +94,10 @@ async function worker(name) {
     const loaded = binding.nativeReplay() !== undefined;
     addonLoadMicros = loaded ? Number(process.hrtime.bigint() - before) / 1e3 : undefined;
   }
+  // The clocks read once before the timed region: a fresh process's first process.cpuUsage(previous)
+  // costs about 45 µs of CPU itself (node's own code compiled on first use), which is not the replay's.
+  process.cpuUsage(process.cpuUsage());
+  process.hrtime.bigint();
   const started = process.hrtime.bigint();
   const cpu = process.cpuUsage();
   const result = pressure ? replay(trace, capacity) : replay(trace);

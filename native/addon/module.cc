@@ -24,7 +24,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("nvmlDevices", Napi::Function::New(env, NvmlDevices, "nvmlDevices"));
   exports.Set("nvmlAbi", Napi::Function::New(env, NvmlAbi, "nvmlAbi"));
   exports.Set("tryLockFile", Napi::Function::New(env, TryLockFile, "tryLockFile"));
-  exports.Set("replayStep", Napi::Function::New(env, ReplayStep, "replayStep"));
+  exports.Set("replayStepInto", Napi::Function::New(env, ReplayStepInto, "replayStepInto"));
   return exports;
 }
 

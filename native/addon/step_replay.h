@@ -32,7 +32,7 @@ class StepReplay {
   // Returns the index of the allocation that ran out of memory, or -1.
   int64_t Run(const int32_t* order, size_t events, const double* bytes, size_t tensors) {
     std::vector<int32_t> live(tensors, -1);
-    blocks_.reserve(std::min<size_t>(2 * tensors + 2, 65536));  // at most a segment and a split's rest per allocation
+    blocks_.reserve(std::min<size_t>(2 * tensors + 2, 3000));
     for (size_t k = 0; k < events; k++) {
       const int32_t code = order[k];
       if (code < 0) {

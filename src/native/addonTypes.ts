@@ -252,21 +252,10 @@ export interface Addon {
   tryLockFile(fd: number): boolean;
   /**
    * src/fit/cachingAllocator.ts's replay at a capacity, natively (native/addon/replay_step.cc):
-   * synchronous, pure, no driver. With `segments`, the segment log too (an addon built before
-   * that ignores it and returns none). Absent from an addon built before it.
+   * synchronous, pure, no driver. Writes the figures into `figures` (fits as 1 or 0, reserved peak,
+   * allocated peak, cudaMallocs, cudaFrees, retries, failedAt: replay_step.cc's Figure) and
+   * returns the segment log when `segments` is true. Absent from an addon built before it (which
+   * may have `replayStep`, returning an object: vramfit no longer uses that).
    */
-  replayStep?(order: Int32Array, bytes: Float64Array, capacityBytes: number, maxSplitSizeBytes: number, maxNonSplitRoundingBytes: number, divisions: Float64Array, segments?: boolean): NativeReplay;
-}
-
-/** What `replayStep` returns: the figures of src/fit/cachingAllocator.ts's ReplayResult, the segment log as a typed array. */
-export interface NativeReplay {
-  fits: boolean;
-  reservedPeakBytes: number;
-  allocatedPeakBytes: number;
-  cudaMallocs: number;
-  cudaFrees: number;
-  allocRetries: number;
-  failedAt: number;
-  /** With `segments`: ReplayResult's segmentLog. */
-  segmentLog?: Float64Array;
+  replayStepInto?(order: Int32Array, bytes: Float64Array, capacityBytes: number, maxSplitSizeBytes: number, maxNonSplitRoundingBytes: number, divisions: Float64Array, figures: Float64Array, segments: boolean): Float64Array | undefined;
 }
