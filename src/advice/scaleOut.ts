@@ -1,8 +1,8 @@
 // Shared by advice and `gpus --fit`: plans for variants of a setup, their largest batch, and monotone searches over GPU counts.
 import { checkpoint } from "../checkpoint.js";
 import { bytesWithin, type AllocatorModel } from "../fit/allocator.js";
-import { analyticMaxBatch } from "../fit/analytic.js";
-import { phaseTotals, phasesOf, type MemoryPlan, type PlannedTensor } from "../plan/memoryPlan.js";
+import { analyticMaxBatch, liveBytesExceed } from "../fit/analytic.js";
+import { phasesOf, type MemoryPlan, type PlannedTensor } from "../plan/memoryPlan.js";
 
 export { planner } from "../plan/planCache.js";
 
@@ -49,18 +49,14 @@ export async function analyticMaxBatchOn(plan: MemoryPlan, budget: Budget, signa
 
 /**
  * Whether some phase of the step at batch 1 already holds more bytes than the budget leaves for
- * allocations (the tensors live in a phase are all allocated at once when the replay has made
- * the phase's allocations; each block is at least its tensor's bytes, and bytes only grow with
- * the batch): then no batch's replay completes at that capacity, and the search would answer 0
- * after replaying batch 1. Read from the phase totals the search's seed reads anyway, it skips
- * that replay and the seed's — for a model whose states alone do not fit, all of its answer's
- * replays (`check --model gpt3-175b --gpu H100-80GB --batch 1`: most of its advice's plans).
+ * allocations (src/fit/analytic.ts, liveBytesExceed; bytes only grow with the batch): then no
+ * batch fits, and the search would answer 0 after replaying batch 1. It skips the replays of the
+ * search's seed too — for a model whose states alone do not fit, all of its answer's replays
+ * (`check --model gpt3-175b --gpu H100-80GB --batch 1`: most of its advice's plans).
  */
 function phaseExceedsAtOne(plan: MemoryPlan, budget: Budget): boolean {
   if (budget.maxBatch !== undefined && budget.maxBatch < 1) return false; // the search's own answer, then
-  const room = budget.budgetBytes - budget.allocator.contextBytes;
-  for (const phase of phaseTotals(plan)) if (phase.fixedBytes + phase.perSampleBytes > room) return true;
-  return false;
+  return liveBytesExceed(plan, 1, budget.budgetBytes - budget.allocator.contextBytes);
 }
 
 /**

@@ -3,14 +3,13 @@ import { VramfitError } from "../errors.js";
 import type { TransformerWorkload, Workload } from "../workload/workload.js";
 import { modelStateTensors } from "./modelStates.js";
 import { resolveSetup, type RunSetup } from "./setup.js";
-import { TrainingPhases } from "./stepPhases.js";
 import { transformerStateGroups } from "./transformerGroups.js";
 
 /**
  * Bytes a transformer's plan under `setup` holds from the first phase of its step to the last at
  * every batch size: its weights and optimizer states (src/plan/modelStates.ts; gradients,
- * temporaries and buffers left out), from the same modelStateTensors call the plan makes, so the
- * same tensors. Every allocation at any moment of the step includes them, each rounded up by the
+ * temporaries and buffers left out), from the modelStateTensors the plan calls, so the same
+ * bytes. Every allocation at any moment of the step includes them, each rounded up by the
  * allocator, so a budget whose room for allocations is below this fits no batch: advice asks that
  * of dozens of setups (ZeRO over 2 … 4096 GPUs, a shorter sequence), and most of a model too large
  * for its GPU fail it without their step being built or replayed (the tape of GPT-3's, 96 layers).
@@ -33,14 +32,12 @@ function stateBytes(workload: TransformerWorkload, setup: RunSetup): number {
   try {
     const resolved = resolveSetup(setup);
     const groups = transformerStateGroups(workload.architecture, resolved);
-    // Training plans states on the step's timeline (src/plan/transformerPlan.ts), which decides whether
-    // a group's states are one tensor per parameter tensor; the timeline itself moves only the
-    // gradients and temporaries, left out here, so a one-stage one stands in for it.
-    const step = resolved.mode === "train" ? { phases: new TrainingPhases(["model"]), gradientStarts: new Map<string, number>(), largestTensorElements: 0 } : undefined;
+    // Without a timeline each group's states are one tensor each, where a training plan splits them
+    // per parameter tensor: the same bytes (a group lists its tensors only where they sum to its
+    // count, src/workload/transformer.ts withTensors), for a few hundred objects instead of GPT-3's thousands.
     let bytes = 0;
-    for (const t of modelStateTensors(groups, resolved, step)) {
-      const wholeStep = t.firstPhase === undefined && t.lastPhase === undefined;
-      if (wholeStep && (t.category === "parameters" || t.category === "optimizerStates")) bytes += t.fixedBytes;
+    for (const t of modelStateTensors(groups, resolved)) {
+      if (t.category === "parameters" || t.category === "optimizerStates") bytes += t.fixedBytes;
     }
     return bytes;
   } catch (error) {

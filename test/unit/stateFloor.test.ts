@@ -1,8 +1,8 @@
-// The model-state floor advice uses to skip building a plan: never above what the built plan holds for its whole step, and the answers it settles are the search's.
+// The floors that settle "does not fit" without the work: model states (no plan built) and a phase's bytes (no replay), each claiming only what the full answer says.
 import { describe, expect, it } from "vitest";
 import { GPU_CATALOG } from "../../src/devices/catalog.js";
-import { analyticMaxBatch } from "../../src/fit/analytic.js";
-import { DEFAULT_ALLOCATOR } from "../../src/fit/allocator.js";
+import { analyticMaxBatch, liveBytesExceed } from "../../src/fit/analytic.js";
+import { DEFAULT_ALLOCATOR, fitsBudget, type AllocatorModel } from "../../src/fit/allocator.js";
 import { budgetBytes } from "../../src/fit/budget.js";
 import { DEFAULT_JOB_CONTEXT_BYTES } from "../../src/fit/context.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
@@ -81,5 +81,38 @@ describe("wholeStepStateBytes", () => {
       }
     }
     expect(settled).toBeGreaterThan(10);
+  }, 120_000);
+});
+
+describe("liveBytesExceed", () => {
+  it("says a batch does not fit only where the replay at that capacity does not complete, and says it near every answer", async () => {
+    const allocators: AllocatorModel[] = [
+      { kind: "pytorch", contextBytes: DEFAULT_JOB_CONTEXT_BYTES },
+      { kind: "raw", contextBytes: DEFAULT_JOB_CONTEXT_BYTES },
+      { kind: "expandable", contextBytes: DEFAULT_JOB_CONTEXT_BYTES },
+    ];
+    let refused = 0;
+    let checked = 0;
+    for (const name of ["resnet50", "bert-base", "gpt2", "llama-3.2-1b"]) {
+      const workload = presetWorkload(name)!;
+      const plan = buildPlan(workload, name === "resnet50" ? { mode: "train", precision: "fp32", optimizer: "momentum" } : { ...TRAIN, ...(name === "llama-3.2-1b" && { seq: 1024 }) });
+      for (const allocator of allocators) {
+        for (const gpu of GPU_CATALOG.filter((g) => ["T4", "A100-40GB", "H100-80GB"].includes(g.id))) {
+          const budget = budgetBytes({ freeBytes: gpu.totalBytes, totalBytes: gpu.totalBytes }, {});
+          const { batchSize } = await analyticMaxBatch(plan, budget, allocator);
+          // Batches around the answer (where the bound is tightest) and far above it.
+          for (const batch of [1, batchSize, batchSize + 1, batchSize + 2, Math.ceil(batchSize * 1.05) + 3, 2 * batchSize + 8]) {
+            if (batch < 1) continue;
+            const exceeds = liveBytesExceed(plan, batch, budget - allocator.contextBytes);
+            if (exceeds) {
+              expect(fitsBudget(plan, batch, allocator, budget), `${name} at ${batch} on ${gpu.id}, ${allocator.kind}`).toBe(false);
+              refused += 1;
+            }
+            checked += 1;
+          }
+        }
+      }
+    }
+    expect(refused).toBeGreaterThan(checked / 4); // it does refuse: the batches far above the answer at least
   }, 120_000);
 });
