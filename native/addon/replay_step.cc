@@ -5,10 +5,15 @@
 // replays). It exists for speed: a fresh process runs the TypeScript replay's loop cold, several
 // milliseconds for 10,000 events. Synchronous and pure (no driver, no device): it runs on the JS thread.
 //
-// The figures go into the caller's Float64Array rather than into a new object: a fresh process's
-// first replay spent 35–85 µs setting the seven properties of one (map transitions and string
-// internalizing, measured with timers around each part), as long as the rest of the call.
+// A fresh process's first replay is what scripts/replay-speed.mjs times, and there the call's
+// edges cost as much as the replay (timers around each part): so the figures go into the caller's
+// Float64Array rather than into a new object (whose seven properties took 35–85 µs), the
+// arguments are read with plain Node-API calls, as few kinds as will do (the first call of each
+// kind resolves its symbol, a few µs), and `divisions` is the configuration's own array (making
+// a Float64Array of it took 20–30 µs).
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "addon_functions.h"
 #include "step_replay.h"
@@ -16,15 +21,25 @@
 namespace vramfit {
 namespace {
 
-// The elements of a typed array of the given type, or false (one Node-API call per array).
+// The elements of a typed array of the given type, or false.
 template <typename T>
 bool TypedArrayOf(napi_env env, napi_value value, napi_typedarray_type type, T** data, size_t* length) {
-  bool isTypedArray = false;
-  if (napi_is_typedarray(env, value, &isTypedArray) != napi_ok || !isTypedArray) return false;
   napi_typedarray_type actual;
   void* elements = nullptr;
   if (napi_get_typedarray_info(env, value, &actual, length, &elements, nullptr, nullptr) != napi_ok || actual != type) return false;
   *data = static_cast<T*>(elements);
+  return true;
+}
+
+// An array of numbers, or false.
+bool NumbersOf(napi_env env, napi_value value, std::vector<double>* numbers) {
+  uint32_t length = 0;
+  if (napi_get_array_length(env, value, &length) != napi_ok) return false;
+  numbers->resize(length);
+  for (uint32_t k = 0; k < length; k++) {
+    napi_value element;
+    if (napi_get_element(env, value, k, &element) != napi_ok || napi_get_value_double(env, element, &(*numbers)[k]) != napi_ok) return false;
+  }
   return true;
 }
 
@@ -34,25 +49,26 @@ enum Figure { kFits, kReservedPeak, kAllocatedPeak, kMallocs, kFrees, kRetries, 
 }  // namespace
 
 Napi::Value ReplayStepInto(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const char* usage = "replayStepInto(order: Int32Array, bytes: Float64Array, capacity, maxSplit, maxRounding, divisions: Float64Array, figures: Float64Array(7), segments: boolean)";
-  if (info.Length() < 8 || !info[2].IsNumber() || !info[3].IsNumber() || !info[4].IsNumber()) throw Napi::TypeError::New(env, usage);
+  napi_env env = info.Env();
   int32_t* order = nullptr;
   double* bytes = nullptr;
-  double* divisions = nullptr;
   double* figures = nullptr;
   size_t events = 0;
   size_t tensors = 0;
-  size_t divisionCount = 0;
   size_t figureCount = 0;
-  if (!TypedArrayOf(env, info[0], napi_int32_array, &order, &events) || !TypedArrayOf(env, info[1], napi_float64_array, &bytes, &tensors) ||
-      !TypedArrayOf(env, info[5], napi_float64_array, &divisions, &divisionCount) || !TypedArrayOf(env, info[6], napi_float64_array, &figures, &figureCount) ||
-      divisionCount == 0 || figureCount < kFigures) {
-    throw Napi::TypeError::New(env, usage);
-  }
+  double capacity = 0;
+  double maxSplit = 0;
+  double maxRounding = 0;
+  std::vector<double> divisions;
+  bool segments = false;
   // Infinity crosses Node-API as a double: no limit, unlimited max_split_size.
-  const bool segments = info[7].ToBoolean().Value();
-  StepReplay replay(info[2].As<Napi::Number>().DoubleValue(), info[3].As<Napi::Number>().DoubleValue(), info[4].As<Napi::Number>().DoubleValue(), divisions, divisionCount, segments);
+  if (info.Length() < 8 || !TypedArrayOf(env, info[0], napi_int32_array, &order, &events) || !TypedArrayOf(env, info[1], napi_float64_array, &bytes, &tensors) ||
+      napi_get_value_double(env, info[2], &capacity) != napi_ok || napi_get_value_double(env, info[3], &maxSplit) != napi_ok ||
+      napi_get_value_double(env, info[4], &maxRounding) != napi_ok || !NumbersOf(env, info[5], &divisions) || divisions.empty() ||
+      !TypedArrayOf(env, info[6], napi_float64_array, &figures, &figureCount) || figureCount < kFigures || napi_get_value_bool(env, info[7], &segments) != napi_ok) {
+    throw Napi::TypeError::New(info.Env(), "replayStepInto(order: Int32Array, bytes: Float64Array, capacity: number, maxSplit: number, maxRounding: number, divisions: number[], figures: Float64Array(7), segments: boolean)");
+  }
+  StepReplay replay(capacity, maxSplit, maxRounding, std::move(divisions), segments);
   const int64_t failedAt = replay.Run(order, events, bytes, tensors);
   figures[kFits] = failedAt < 0 ? 1 : 0;
   figures[kReservedPeak] = replay.reservedPeak;
@@ -61,8 +77,8 @@ Napi::Value ReplayStepInto(const Napi::CallbackInfo& info) {
   figures[kFrees] = replay.frees;
   figures[kRetries] = replay.retries;
   figures[kFailedAt] = static_cast<double>(failedAt);
-  if (!segments) return env.Undefined();
-  Napi::Float64Array log = Napi::Float64Array::New(env, replay.log.size());
+  if (!segments) return Napi::Value();  // undefined
+  Napi::Float64Array log = Napi::Float64Array::New(info.Env(), replay.log.size());
   std::copy(replay.log.begin(), replay.log.end(), log.Data());
   return log;
 }

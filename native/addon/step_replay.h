@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "free_pool.h"
@@ -24,8 +25,9 @@ constexpr double kRoundLarge = 2097152;
 
 class StepReplay {
  public:
-  StepReplay(double capacity, double maxSplit, double maxRounding, const double* divisions, size_t divisionCount, bool segments)
-      : capacity_(capacity), maxSplit_(maxSplit), maxRounding_(maxRounding), divisions_(divisions, divisions + divisionCount), logging_(segments) {
+  // `divisions`: roundup_power2_divisions, at least one.
+  StepReplay(double capacity, double maxSplit, double maxRounding, std::vector<double> divisions, bool segments)
+      : capacity_(capacity), maxSplit_(maxSplit), maxRounding_(maxRounding), divisions_(std::move(divisions)), logging_(segments) {
     plainRounding_ = std::all_of(divisions_.begin(), divisions_.end(), [](double n) { return n <= 1; });
   }
 

@@ -225,20 +225,21 @@ function remove(pool: Pool, id: number): void {
  */
 export function replayAtCapacity(step: AllocationStep, capacityBytes = Number.POSITIVE_INFINITY, conf: AllocConf = DEFAULT_ALLOC_CONF, options: ReplayOptions = {}): ReplayResult {
   const { order, bytes } = asTrace(step);
+  const segments = options.segments === true;
   // The addon's replay (native/addon/replay_step.cc), same rules: a fresh process would otherwise
-  // run the loop below cold, and a deep model's step (tens of thousands of events) for long. This
-  // function stays small because a fresh process compiles it on its first call, inside the time
-  // of that replay; the TypeScript loop is compiled only where it runs.
-  const native = options.typescript ? undefined : nativeReplay();
-  if (native !== undefined) {
-    const segments = options.segments === true;
-    const replay = native(order, bytes, capacityBytes, conf.maxSplitSizeBytes, conf.maxNonSplitRoundingBytes, new Float64Array(conf.roundupPower2Divisions), segments);
-    if (!segments) return replay as ReplayResult;
-    // An addon built before the segment log returns none: the TypeScript replay makes it.
-    if (replay.segmentLog !== undefined) return { ...replay, segmentLog: Array.from(replay.segmentLog) };
-  }
-  return replayInTypeScript(order, bytes, capacityBytes, conf, options.segments === true);
+  // run the loop of replayInTypeScript cold, and a deep model's step (tens of thousands of events)
+  // for long. This function is kept short and alone on the way to the addon because a fresh
+  // process compiles each function on its first call, inside the time of that first replay.
+  const native = options.typescript === true ? undefined : nativeReplay();
+  if (native === undefined) return replayInTypeScript(order, bytes, capacityBytes, conf, segments);
+  const log = native(order, bytes, capacityBytes, conf.maxSplitSizeBytes, conf.maxNonSplitRoundingBytes, conf.roundupPower2Divisions, (figures ??= new Float64Array(7)), segments);
+  const result: ReplayResult = { fits: figures[0] === 1, reservedPeakBytes: figures[1]!, allocatedPeakBytes: figures[2]!, cudaMallocs: figures[3]!, cudaFrees: figures[4]!, allocRetries: figures[5]!, failedAt: figures[6]! };
+  if (log !== undefined) result.segmentLog = Array.from(log);
+  return result;
 }
+
+/** Where the addon writes a replay's figures (replay_step.cc's Figure order), one array for every replay: a replay is synchronous. */
+let figures: Float64Array | undefined;
 
 /** replayAtCapacity's rules in TypeScript: where the addon does not load, and for tests to compare with it. */
 function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityBytes: number, conf: AllocConf, segments: boolean): ReplayResult {

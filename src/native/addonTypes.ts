@@ -257,5 +257,5 @@ export interface Addon {
    * returns the segment log when `segments` is true. Absent from an addon built before it (which
    * may have `replayStep`, returning an object: vramfit no longer uses that).
    */
-  replayStepInto?(order: Int32Array, bytes: Float64Array, capacityBytes: number, maxSplitSizeBytes: number, maxNonSplitRoundingBytes: number, divisions: Float64Array, figures: Float64Array, segments: boolean): Float64Array | undefined;
+  replayStepInto?(order: Int32Array, bytes: Float64Array, capacityBytes: number, maxSplitSizeBytes: number, maxNonSplitRoundingBytes: number, divisions: readonly number[], figures: Float64Array, segments: boolean): Float64Array | undefined;
 }

@@ -155,49 +155,21 @@ export function openNvml(options: BackendOptions = {}): Promise<NvmlBackend> {
   return nvml;
 }
 
-/** What a native replay gives: the figures of src/fit/cachingAllocator.ts's ReplayResult, the segment log as a typed array. */
-export interface NativeReplay {
-  fits: boolean;
-  reservedPeakBytes: number;
-  allocatedPeakBytes: number;
-  cudaMallocs: number;
-  cudaFrees: number;
-  allocRetries: number;
-  failedAt: number;
-  /** With `segments`: ReplayResult's segmentLog. */
-  segmentLog?: Float64Array;
-}
-
-/** The addon's step replay (its arguments: those of Addon's replayStepInto, less `figures`). */
-export type NativeReplayFunction = (order: Int32Array, bytes: Float64Array, capacityBytes: number, maxSplitSizeBytes: number, maxNonSplitRoundingBytes: number, divisions: Float64Array, segments: boolean) => NativeReplay;
-
 /**
  * The addon's native step replay, loading the addon if need be (no driver: it is pure); undefined
  * where the addon does not load, is too old to have it, or VRAMFIT_NATIVE_REPLAY=0 (the
  * TypeScript replay then answers: the same figures, slower in a fresh process).
  */
-export function nativeReplay(): NativeReplayFunction | undefined {
+export function nativeReplay(): NonNullable<Addon["replayStepInto"]> | undefined {
   if (process.env.VRAMFIT_NATIVE_REPLAY === "0") return undefined;
   if (replayOnce === undefined) {
     const addon = (addonOnce ??= loadAddon());
-    replayOnce = "reason" in addon || typeof addon.replayStepInto !== "function" ? null : replayThrough(addon.replayStepInto.bind(addon));
+    replayOnce = "reason" in addon || typeof addon.replayStepInto !== "function" ? null : addon.replayStepInto.bind(addon);
   }
   return replayOnce ?? undefined;
 }
-/** nativeReplay's answer, made once (null: none). */
-let replayOnce: NativeReplayFunction | null | undefined;
-
-function replayThrough(replayStepInto: NonNullable<Addon["replayStepInto"]>): NativeReplayFunction {
-  // The addon writes the figures into this array, in replay_step.cc's Figure order; one serves
-  // every replay, since a replay is synchronous.
-  const figures = new Float64Array(7);
-  return (order, bytes, capacityBytes, maxSplitSizeBytes, maxNonSplitRoundingBytes, divisions, segments) => {
-    const segmentLog = replayStepInto(order, bytes, capacityBytes, maxSplitSizeBytes, maxNonSplitRoundingBytes, divisions, figures, segments);
-    const replay: NativeReplay = { fits: figures[0] === 1, reservedPeakBytes: figures[1]!, allocatedPeakBytes: figures[2]!, cudaMallocs: figures[3]!, cudaFrees: figures[4]!, allocRetries: figures[5]!, failedAt: figures[6]! };
-    if (segmentLog !== undefined) replay.segmentLog = segmentLog;
-    return replay;
-  };
-}
+/** nativeReplay's answer, bound once (null: none). */
+let replayOnce: NonNullable<Addon["replayStepInto"]> | null | undefined;
 
 /**
  * The backend if this process has opened it, without opening it: what releasing contexts needs

@@ -33,9 +33,17 @@ describe("replayStep", () => {
     const native = nativeReplay();
     expect(typeof native).toBe("function");
     // Two small blocks share a 2 MiB segment; a third large one gets its own (20 MiB), then the first's is reused.
-    const result = native!(Int32Array.of(0, 1, ~0, 2), Float64Array.of(1000, 600_000, 3_000_000), Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, 20 * 2 ** 20, Float64Array.of(1), true);
-    expect(Array.from(result.segmentLog!)).toEqual([2 * 2 ** 20, 20 * 2 ** 20]);
-    expect(native!(Int32Array.of(0), Float64Array.of(1000), 1, Number.POSITIVE_INFINITY, 0, Float64Array.of(1), false).segmentLog).toBeUndefined();
+    const figures = new Float64Array(7);
+    const log = native!(Int32Array.of(0, 1, ~0, 2), Float64Array.of(1000, 600_000, 3_000_000), Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, 20 * 2 ** 20, [1], figures, true);
+    expect(Array.from(log!)).toEqual([2 * 2 ** 20, 20 * 2 ** 20]);
+    // fits, reserved peak, allocated peak (600,000 and 3,000,000 rounded up to 512 B, live together after the first is freed), cudaMallocs, cudaFrees, retries, failedAt
+    expect(Array.from(figures)).toEqual([1, 22 * 2 ** 20, 600_064 + 3_000_320, 2, 0, 0, -1]);
+    expect(native!(Int32Array.of(0), Float64Array.of(1000), 1, Number.POSITIVE_INFINITY, 0, [1], figures, false)).toBeUndefined();
+    expect(Array.from(figures)).toEqual([0, 0, 0, 0, 0, 1, 0]);
+    // Arguments of the wrong kind are a TypeError, not a crash.
+    expect(() => native!(Float64Array.of(0) as unknown as Int32Array, Float64Array.of(1000), 1, 1, 0, [1], figures, false)).toThrow(TypeError);
+    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), 1, 1, 0, [], figures, false)).toThrow(TypeError);
+    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), 1, 1, 0, [1], new Float64Array(6), false)).toThrow(TypeError);
   });
 
   it.each(["resnet50", "bert-base", "gpt2", "vgg16"])("%s: the same figures as the TypeScript replay, with no limit and under pressure", (name) => {
