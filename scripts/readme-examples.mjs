@@ -10,9 +10,9 @@
 //                                  path whose steps are keys, array indexes (`highlights.0`) or filters picking the
 //                                  array element whose key has that value (`highlights[part=frozen weights]`); `in GiB`
 //                                  or `in MiB` after it shows bytes in that unit; numbers are grouped by thousands
-//   <!-- trace-agreement: COUNT -->VALUE<!-- /trace-agreement -->   a count of the trace-agreement test's fixture
-//                                  against the built model (scripts/reference/trace-agreement-ratios.mjs): cases,
-//                                  presets, comparisons, within1, lowest, highest
+//   <!-- trace-agreement: COUNT [for PRESET,...] -->VALUE<!-- /trace-agreement -->   a count of the trace-agreement
+//                                  test's fixture against the built model (scripts/reference/trace-agreement-ratios.mjs),
+//                                  of the presets named or all: cases, presets, comparisons, within1, lowest, highest
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -164,13 +164,14 @@ function figure(head) {
   return value.toLocaleString("en-US");
 }
 
-let agreement;
-/** A count of the trace-agreement fixture: `<!-- trace-agreement: COUNT -->`. */
+const agreements = new Map();
+/** A count of the trace-agreement fixture: `<!-- trace-agreement: COUNT [for PRESET,...] -->`. */
 async function agreementFigure(head) {
-  const count = /<!-- trace-agreement: (\w+) -->/.exec(head)?.[1];
-  agreement ??= await agreementCounts();
-  if (count === undefined || !Object.hasOwn(agreement, count)) throw new Error(`a trace-agreement count is one of ${Object.keys(agreement).join(", ")}, got ${head}`);
-  return String(agreement[count]);
+  const [, count, presets = ""] = /<!-- trace-agreement: (\w+)(?: for ([\w.,-]+))? -->/.exec(head) ?? [];
+  if (!agreements.has(presets)) agreements.set(presets, await agreementCounts(presets === "" ? [] : presets.split(",")));
+  const counts = agreements.get(presets);
+  if (count === undefined || !Object.hasOwn(counts, count)) throw new Error(`a trace-agreement count is one of ${Object.keys(counts).join(", ")}, got ${head}`);
+  return String(counts[count]);
 }
 
 const check = process.argv.includes("--check");

@@ -26,4 +26,4 @@ export function tracerOptions(args: string[]): SetupOptions;
 export function casePlan(library: AgreementLibrary, c: AgreementCase): { plan: MemoryPlan; workspaces: number };
 export function peakRatio(library: AgreementLibrary, c: AgreementCase, batch: number): number;
 export const FIXTURE: URL;
-export function agreementCounts(): Promise<{ cases: number; presets: number; comparisons: number; within1: number; lowest: string; highest: string }>;
+export function agreementCounts(presets?: string[]): Promise<{ cases: number; presets: number; comparisons: number; within1: number; lowest: string; highest: string }>;

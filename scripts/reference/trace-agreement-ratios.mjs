@@ -36,14 +36,19 @@ export function peakRatio(library, c, batch) {
 
 export const FIXTURE = new URL("../../test/fixtures/trace-agreement.json", import.meta.url);
 
-/** The counts the documents quote, from the built library (dist/): cases, presets, comparisons, within1 (|ratio − 1| < 1 %), lowest, highest. */
-export async function agreementCounts() {
+/**
+ * The counts the documents quote, from the built library (dist/): cases, presets, comparisons, within1 (|ratio − 1| <
+ * 1 %), lowest, highest; of the cases of the presets named (all when none are).
+ */
+export async function agreementCounts(presets = []) {
   const load = (module) => import(new URL(`../../dist/${module}`, import.meta.url).href);
   const [{ buildPlan }, { parseSetup }, { presetWorkload }, { peakBytes }, { BLAS_WORKSPACE_PREFIX }] = await Promise.all(
     ["plan/buildPlan.js", "plan/setup.js", "workload/presets.js", "plan/memoryPlan.js", "plan/blasWorkspace.js"].map(load),
   );
   const library = { buildPlan, parseSetup, presetWorkload, peakBytes, BLAS_WORKSPACE_PREFIX };
   const fixture = JSON.parse(readFileSync(FIXTURE, "utf8"));
+  fixture.cases = fixture.cases.filter((c) => presets.length === 0 || presets.includes(c.preset));
+  if (fixture.cases.length === 0) throw new Error(`the trace-agreement fixture has no case of ${presets.join(", ")}`);
   const ratios = fixture.cases.flatMap((c) => fixture.batches.map((b) => peakRatio(library, c, b)));
   return {
     cases: fixture.cases.length,
