@@ -34,7 +34,7 @@ struct Block {
 class FreePool {
  public:
   explicit FreePool(std::vector<Block>& blocks) : blocks_(blocks) {
-    for (int c = 0; c < kClasses; c++) head_[c] = tail_[c] = -1;
+    for (int c = 0; c < kClasses; c++) head_[c] = -1;
   }
   FreePool(const FreePool&) = delete;
   FreePool& operator=(const FreePool&) = delete;
@@ -49,11 +49,14 @@ class FreePool {
     return above < 0 ? -1 : head_[above];
   }
 
-  // The largest block, or -1.
+  // The largest block, or -1: the last of the highest occupied class (only the out-of-memory path
+  // with max_split_size asks, so no tail is kept for it).
   int32_t Largest() const {
     if (summary_ == 0) return -1;
     const int word = 63 - __builtin_clzll(summary_);
-    return tail_[word * 64 + 63 - __builtin_clzll(occupied_[word])];
+    int32_t last = head_[word * 64 + 63 - __builtin_clzll(occupied_[word])];
+    while (blocks_[Index(last)].poolNext >= 0) last = blocks_[Index(last)].poolNext;
+    return last;
   }
 
   // Caches a block (its size and address are its key until it is removed).
@@ -71,7 +74,6 @@ class FreePool {
     if (after >= 0) blocks_[Index(after)].poolNext = id;
     else head_[c] = id;
     if (before >= 0) blocks_[Index(before)].poolPrev = id;
-    else tail_[c] = id;
     occupied_[c >> 6] |= uint64_t{1} << (c & 63);
     summary_ |= uint64_t{1} << (c >> 6);
   }
@@ -83,7 +85,6 @@ class FreePool {
     if (b.poolPrev >= 0) blocks_[Index(b.poolPrev)].poolNext = b.poolNext;
     else head_[c] = b.poolNext;
     if (b.poolNext >= 0) blocks_[Index(b.poolNext)].poolPrev = b.poolPrev;
-    else tail_[c] = b.poolPrev;
     if (head_[c] < 0) {
       uint64_t& word = occupied_[c >> 6];
       word &= ~(uint64_t{1} << (c & 63));
@@ -143,8 +144,7 @@ class FreePool {
   }
 
   std::vector<Block>& blocks_;
-  int32_t head_[kClasses];
-  int32_t tail_[kClasses];
+  int32_t head_[kClasses];  // each class's first block, -1: none
   uint64_t occupied_[kClasses / 64] = {};  // bit c: class c holds blocks
   uint64_t summary_ = 0;                   // bit w: occupied_[w] is not 0
 };
