@@ -4,7 +4,7 @@ import { allocationTrace, type AllocationTrace } from "../step/allocationTrace.j
 import { roundUp } from "../units.js";
 import { DEFAULT_ALLOC_CONF, formatAllocConf, type AllocConf } from "./allocConf.js";
 import { cachingAllocatorSegments, probeSteps, replayAtCapacity, type ReplayResult } from "./cachingAllocator.js";
-import { expandableSegmentPages, replayExpandable } from "./expandableSegments.js";
+import { expandableProbeSteps, expandableSegmentPages, replayExpandable } from "./expandableSegments.js";
 
 /**
  * The allocator the job uses:
@@ -64,14 +64,21 @@ function rawAllocations({ order, bytes }: AllocationTrace): number[] {
  * it gives back on the way (`releases`, flattened (before, which) pairs, see probeSteps): for
  * `pytorch` the segments of the step's replay at `capacityBytes` where it completes there (the
  * out-of-memory path's cudaFrees included; `atCapacity` true), else those of the replay with no
- * limit, held to the end; for `expandable` the pages and for `raw` the tensors live at the peak
- * (the driver rounds them), none given back. Only where `atCapacity` does a lower capacity change
- * the calls: the device probe replays again at the room the device really gave.
+ * limit, held to the end; for `expandable` the same with pages, each its own allocation, the
+ * unmapped ones given back (expandableProbeSteps); for `raw` the tensors live at the peak (the
+ * driver rounds them), none given back. Only where `atCapacity` does a lower capacity change the
+ * calls: the device probe replays again at the room the device really gave.
  */
 export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): { sizes: readonly number[]; releases: readonly number[]; atCapacity: boolean } {
   const trace = allocationTrace(plan, batch);
   if (kind === "raw") return { sizes: rawAllocations(trace), releases: [], atCapacity: false };
-  if (kind === "expandable" || conf.expandableSegments) return { sizes: expandableSegmentPages(trace, conf), releases: [], atCapacity: false };
+  if (kind === "expandable" || conf.expandableSegments) {
+    if (Number.isFinite(capacityBytes)) {
+      const { sizes, releases, fits } = expandableProbeSteps(trace, Math.max(0, capacityBytes), conf);
+      if (fits) return { sizes, releases, atCapacity: true };
+    }
+    return { sizes: expandableSegmentPages(trace, conf), releases: [], atCapacity: false };
+  }
   if (Number.isFinite(capacityBytes)) {
     const replay = replayAtCapacity(trace, Math.max(0, capacityBytes), conf, { segments: true });
     if (replay.fits) return { ...probeSteps(replay.segmentLog!), atCapacity: true };

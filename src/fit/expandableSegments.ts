@@ -63,12 +63,26 @@ class FreePool {
   /** Free blocks of each size, by ascending address. */
   private readonly buckets = new Map<number, Block[]>();
 
-  private static lowerBound<T>(list: readonly T[], below: (item: T) => boolean): number {
+  /** The index of the first size ≥ `size` (binary search, no closure: this is the replay's hot path). */
+  private sizeIndex(size: number): number {
+    const sizes = this.sizes;
     let low = 0;
-    let high = list.length;
+    let high = sizes.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (below(list[middle]!)) low = middle + 1;
+      if (sizes[middle]! < size) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  /** The index of the first block of a bucket at or above `address`. */
+  private static addressIndex(bucket: readonly Block[], address: number): number {
+    let low = 0;
+    let high = bucket.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (bucket[middle]!.address < address) low = middle + 1;
       else high = middle;
     }
     return low;
@@ -78,34 +92,37 @@ class FreePool {
     let bucket = this.buckets.get(block.size);
     if (bucket === undefined) {
       this.buckets.set(block.size, (bucket = []));
-      this.sizes.splice(FreePool.lowerBound(this.sizes, (s) => s < block.size), 0, block.size);
+      this.sizes.splice(this.sizeIndex(block.size), 0, block.size);
     }
-    bucket.splice(FreePool.lowerBound(bucket, (b) => b.address < block.address), 0, block);
+    const at = FreePool.addressIndex(bucket, block.address);
+    if (at === bucket.length) bucket.push(block);
+    else bucket.splice(at, 0, block);
   }
 
   remove(block: Block): void {
     const bucket = this.buckets.get(block.size);
-    const index = bucket === undefined ? -1 : FreePool.lowerBound(bucket, (b) => b.address < block.address);
+    const index = bucket === undefined ? -1 : FreePool.addressIndex(bucket, block.address);
     if (bucket === undefined || bucket[index] !== block) throw new Error("expandable segments emulation: block not in its pool");
-    bucket.splice(index, 1);
+    if (index === bucket.length - 1) bucket.pop();
+    else bucket.splice(index, 1);
     if (bucket.length === 0) {
       this.buckets.delete(block.size);
-      this.sizes.splice(FreePool.lowerBound(this.sizes, (s) => s < block.size), 1);
+      this.sizes.splice(this.sizeIndex(block.size), 1);
     }
   }
 
   /** The first block of at least `size` bytes in the pool's order (`blocks.lower_bound`). */
   first(size: number): Block | undefined {
-    const index = FreePool.lowerBound(this.sizes, (s) => s < size);
+    const index = this.sizeIndex(size);
     return index === this.sizes.length ? undefined : this.buckets.get(this.sizes[index]!)![0];
   }
 
   /** The block after `block` in the pool's order. */
   after(block: Block): Block | undefined {
     const bucket = this.buckets.get(block.size)!;
-    const index = FreePool.lowerBound(bucket, (b) => b.address < block.address);
+    const index = FreePool.addressIndex(bucket, block.address);
     if (index + 1 < bucket.length) return bucket[index + 1];
-    const next = this.sizes[FreePool.lowerBound(this.sizes, (s) => s < block.size) + 1];
+    const next = this.sizes[this.sizeIndex(block.size) + 1];
     return next === undefined ? undefined : this.buckets.get(next)![0];
   }
 
@@ -125,6 +142,8 @@ class Pool {
   readonly free = new FreePool();
   /** Unmapped blocks by address (`unmapped`); empty when the pool has no segment. */
   unmapped: Block[] = [];
+  /** For a probe: each mapped page's address → its index among the pages mapped. */
+  readonly pageIndex = new Map<number, number>();
   /** Where the next segment's address space begins. */
   private nextBase = 0;
   private base = 0;
@@ -203,8 +222,22 @@ export function replayExpandable(step: AllocationStep, capacityBytes = Number.PO
   return replay(step, capacityBytes, conf, options.segments ? [] : undefined);
 }
 
-/** The replay; `log` collects map/unmap bytes, `pages` the size of every page mapped. */
-function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, log: number[] | undefined, pages?: number[]): ExpandableReplayResult {
+/**
+ * The step's pages as a device probe takes them (see cachingAllocator.ts' probeSteps): every page
+ * mapped, in order (each its own cuMemCreate), and as flattened (before, which) pairs the pages
+ * unmapped before page `before` is mapped; `fits` false when the replay at `capacityBytes` ran out.
+ */
+export function expandableProbeSteps(step: AllocationStep, capacityBytes: number, conf: AllocConf = DEFAULT_ALLOC_CONF): { sizes: number[]; releases: number[]; fits: boolean } {
+  const probe = { sizes: [] as number[], releases: [] as number[] };
+  const { fits } = replay(step, capacityBytes, conf, undefined, probe.sizes, probe.releases);
+  return { ...probe, fits };
+}
+
+/**
+ * The replay; `log` collects map/unmap bytes, `pages` the size of every page mapped and
+ * `releases` (with `pages`) the (before, which) pairs of the pages unmapped.
+ */
+function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, log: number[] | undefined, pages?: number[], releases?: number[]): ExpandableReplayResult {
   const { order, bytes } = asTrace(step);
   const { maxSplitSizeBytes: maxSplit, maxNonSplitRoundingBytes: maxRounding, roundupPower2Divisions: divisions } = conf;
   const small = new Pool(K_SMALL_BUFFER);
@@ -230,7 +263,8 @@ function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, lo
 
   /** map_block: maps the pages that hold the first `size` bytes of an unmapped block; false when the device cannot back them. */
   const mapBlock = (pool: Pool, block: Block, size: number): boolean => {
-    const mappedBytes = pool.pageAddress(pool.pageUp(block.address + size)) - block.address;
+    const mapStart = block.address;
+    const mappedBytes = pool.pageAddress(pool.pageUp(mapStart + size)) - mapStart;
     if (reserved + mappedBytes > capacityBytes) return false;
     pool.removeUnmapped(block);
     block.mapped = true;
@@ -246,7 +280,12 @@ function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, lo
     if (reserved > reservedPeak) reservedPeak = reserved;
     maps += 1;
     log?.push(mappedBytes);
-    if (pages !== undefined) for (let k = 0; k < mappedBytes / pool.pageBytes; k++) pages.push(pool.pageBytes);
+    if (pages !== undefined) {
+      for (let at = mapStart; at < mapStart + mappedBytes; at += pool.pageBytes) {
+        pool.pageIndex.set(at, pages.length);
+        pages.push(pool.pageBytes);
+      }
+    }
     return true;
   };
 
@@ -295,6 +334,12 @@ function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, lo
     reserved -= size;
     unmaps += 1;
     log?.push(-size);
+    if (pages !== undefined && releases !== undefined) {
+      for (let at = start; at < start + size; at += pool.pageBytes) {
+        releases.push(pages.length, pool.pageIndex.get(at)!);
+        pool.pageIndex.delete(at);
+      }
+    }
   };
 
   /** release_cached_blocks → release_blocks, large pool first: unmap every cached free block's whole pages; drop a segment left wholly unmapped. */
