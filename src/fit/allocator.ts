@@ -69,7 +69,25 @@ function rawAllocations({ order, bytes }: AllocationTrace): number[] {
  * driver rounds them), none given back. Only where `atCapacity` does a lower capacity change the
  * calls: the device probe replays again at the room the device really gave.
  */
-export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): { sizes: readonly number[]; releases: readonly number[]; atCapacity: boolean } {
+export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): DeviceSteps {
+  // Identical devices (`--device all` on eight of one GPU) probe the same plan at the same batch and
+  // capacity, each at once: one replay serves them all. Only the latest few are kept (segment lists).
+  let recent = stepsByPlan.get(plan);
+  if (recent === undefined) stepsByPlan.set(plan, (recent = new Map()));
+  const key = `${kind}:${formatAllocConf(conf)}:${batch}:${capacityBytes}`;
+  const known = recent.get(key);
+  if (known !== undefined) return known;
+  const steps = stepsOf(plan, batch, kind, conf, capacityBytes);
+  if (recent.size >= DEVICE_STEPS_PER_PLAN) recent.delete(recent.keys().next().value!);
+  recent.set(key, steps);
+  return steps;
+}
+
+type DeviceSteps = { readonly sizes: readonly number[]; readonly releases: readonly number[]; readonly atCapacity: boolean };
+const stepsByPlan = new WeakMap<MemoryPlan, Map<string, DeviceSteps>>();
+const DEVICE_STEPS_PER_PLAN = 8;
+
+function stepsOf(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf, capacityBytes: number): DeviceSteps {
   const trace = allocationTrace(plan, batch);
   if (kind === "raw") return { sizes: rawAllocations(trace), releases: [], atCapacity: false };
   if (kind === "expandable" || conf.expandableSegments) {
