@@ -1,7 +1,7 @@
 // The budget and job options every evaluating command shares, as the library takes them.
 import { isTraced, type Planned } from "./workloadOptions.js";
 import { DEFAULT_RESERVE_PERCENT, formatBytes, type AllocatorKind, type BudgetLimits, type JobModelOptions } from "../index.js";
-import { allocConfFromEnvironment, formatAllocConf, parseAllocConf } from "../fit/allocConf.js";
+import { DEFAULT_ALLOC_CONF, allocConfFromEnvironment, formatAllocConf, parseAllocConf } from "../fit/allocConf.js";
 
 export interface JobOptions {
   /** `--reserve SIZE|N%`, parsed. */
@@ -30,12 +30,19 @@ export function jobAllocConf(options: JobOptions, env: Readonly<Record<string, s
   return { text: inherited.text, from: inherited.variable };
 }
 
-/** The line that says which allocator configuration an answer modelled (none for PyTorch's defaults). */
+/**
+ * The line that says which allocator configuration an answer modelled (none for PyTorch's
+ * defaults); `--allocator expandable` is expandable_segments:True, and says so.
+ */
 export function allocConfLine(options: JobOptions, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
   const conf = jobAllocConf(options, env);
-  if (conf === undefined) return undefined;
-  const text = formatAllocConf(parseAllocConf(conf.text, conf.from));
-  return `allocator PYTORCH_CUDA_ALLOC_CONF=${text === "" ? "(PyTorch's defaults)" : text}, from ${conf.from}`;
+  const expandable = options.allocator === "expandable";
+  if (conf === undefined && !expandable) return undefined;
+  const modelled = conf === undefined ? { ...DEFAULT_ALLOC_CONF } : parseAllocConf(conf.text, conf.from);
+  if (expandable) modelled.expandableSegments = true;
+  const text = formatAllocConf(modelled);
+  const from = [conf?.from, expandable ? "--allocator expandable" : undefined].filter((source) => source !== undefined).join(" and ");
+  return `allocator PYTORCH_CUDA_ALLOC_CONF=${text === "" ? "(PyTorch's defaults)" : text}, from ${from}`;
 }
 
 /**

@@ -16,6 +16,9 @@ describe("the allocator's configuration", () => {
     const inherited = await runCli(["batch", "--model", "resnet50", "--gpu", "A100-40GB"], { ...NO_DRIVER, PYTORCH_CUDA_ALLOC_CONF: "expandable_segments:True" });
     expect(inherited.status).toBe(0);
     expect(inherited.stdout).toContain("allocator PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, from PYTORCH_CUDA_ALLOC_CONF");
+    // --allocator expandable is the same configuration, and says so.
+    const chosen = await runCli(["batch", "--model", "resnet50", "--gpu", "A100-40GB", "--allocator", "expandable"], NO_DRIVER);
+    expect(chosen.stdout).toContain("allocator PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, from --allocator expandable\n");
   });
 
   it("refuses a bad value in one line, exit 2, naming where it came from", async () => {
