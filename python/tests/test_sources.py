@@ -79,3 +79,22 @@ def test_checkpointing_refuses_a_model_without_blocks_saying_why():
     # The example's layers sit in one nn.Sequential with no block of layers of its own: nothing to checkpoint.
     with pytest.raises(TraceError, match=r"^--checkpointing: \S+/examples/trace-own-model.py:make has no blocks to checkpoint \(modules with layers of their own inside an nn.Sequential or nn.ModuleList\)"):
         resolve(parse(["--torch", os.path.join(ROOT, "examples", "trace-own-model.py") + ":make", "--checkpointing"]))
+
+
+def test_a_config_saved_from_the_bare_model_traces_it_with_its_pooler(tmp_path):
+    # tiny-bert.json as save_pretrained writes it for BertModel: the encoder and its pooler, no masked-LM head.
+    import json
+
+    with open(os.path.join(CONFIGS, "tiny-bert.json")) as f:
+        config = json.load(f)
+    bare = tmp_path / "bert-model.json"
+    bare.write_text(json.dumps({**config, "architectures": ["BertModel"]}))
+    _totals, masked = by_category(["--hf-config", os.path.join(CONFIGS, "tiny-bert.json"), "--seq", "16"])
+    _totals, model = by_category(["--hf-config", str(bare), "--seq", "16"])
+    h, vocab, positions = 64, 256, 64
+    embeddings = (vocab + positions + 2) * h + 2 * h
+    layer = 4 * (h * h + h) + 2 * h + (h * 128 + 128) + (128 * h + h) + 2 * h
+    pooler = h * h + h
+    assert model.counts()[0] == embeddings + 2 * layer + pooler
+    # BertForMaskedLM: no pooler; its head's transform (dense, LayerNorm) and the decoder's bias (weight tied).
+    assert masked.counts()[0] == embeddings + 2 * layer + (h * h + h) + 2 * h + vocab

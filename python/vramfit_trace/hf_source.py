@@ -46,8 +46,12 @@ def read_config(path, attention):
 
 def head_class(config):
     """The training head for the config: the Auto mapping that knows its class, in this order (an encoder such as BERT
-    has a causal-LM class too, but trains as a masked LM; no decoder-only model has a masked-LM class)."""
+    has a causal-LM class too, but trains as a masked LM; no decoder-only model has a masked-LM class). A config whose
+    `architectures` names the bare model (what save_pretrained writes for BertModel) is that model, pooler included."""
     transformers = import_transformers()
+    bare = transformers.AutoModel._model_mapping.get(type(config), None)
+    if bare is not None and (getattr(config, "architectures", None) or [None])[0] == bare.__name__:
+        return transformers.AutoModel, "base"
     for auto, kind in (
         (transformers.AutoModelForSeq2SeqLM, "seq2seq"),
         (transformers.AutoModelForMaskedLM, "masked"),
@@ -110,7 +114,10 @@ def build(path, options, dtype, init_device="meta"):
             return LOSS_MAPPING["ForMaskedLM"](logits=logits, labels=labels, vocab_size=vocab)
         if kind == "seq2seq":
             return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100)
-        return logits.float().mean()
+        # The bare model: its pooler's output where it has one (what a classifier fine-tuned on it reads), else its
+        # last hidden state.
+        pooled = getattr(output, "pooler_output", None)
+        return (pooled if pooled is not None else logits).float().mean()
 
     return Workload("hf-config", config.model_type, model, make_inputs, forward, loss,
                     {"transformers": transformers.__version__}), kind

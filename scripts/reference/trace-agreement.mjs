@@ -106,10 +106,26 @@ const CASES = [
   ["llama-2-70b amp sgd seq128", "llama-2-70b", ["--hf-config", "test/fixtures/hf/llama-2-70b-hf.json", "--seq", "128", "--precision", "amp", "--optimizer", "sgd"]],
   ["llama-2-70b bf16 sgd seq128", "llama-2-70b", ["--hf-config", "test/fixtures/hf/llama-2-70b-hf.json", "--seq", "128", "--precision", "bf16", "--optimizer", "sgd"]],
   ["llama-2-70b bf16 sgd seq128 checkpointing", "llama-2-70b", ["--hf-config", "test/fixtures/hf/llama-2-70b-hf.json", "--seq", "128", "--precision", "bf16", "--optimizer", "sgd", "--checkpointing"]],
+  ["llama-2-13b bf16 sgd seq2048", "llama-2-13b", ["--hf-config", "test/fixtures/hf/llama-2-13b-hf.json", "--seq", "2048", "--precision", "bf16", "--optimizer", "sgd"]],
+  ["gemma-2-9b bf16 sgd seq2048", "gemma-2-9b", ["--hf-config", "test/fixtures/hf/gemma-2-9b.json", "--seq", "2048", "--precision", "bf16", "--optimizer", "sgd"]],
   ["gemma-2-9b fp32 adamw seq256", "gemma-2-9b", ["--hf-config", "test/fixtures/hf/gemma-2-9b.json", "--seq", "256", "--precision", "fp32"]],
   ["gemma-2-9b amp adamw seq256", "gemma-2-9b", ["--hf-config", "test/fixtures/hf/gemma-2-9b.json", "--seq", "256", "--precision", "amp"]],
   ["gemma-2-9b bf16 adamw seq256", "gemma-2-9b", ["--hf-config", "test/fixtures/hf/gemma-2-9b.json", "--seq", "256", "--precision", "bf16"]],
   ["gemma-2-9b bf16 adamw seq256 checkpointing", "gemma-2-9b", ["--hf-config", "test/fixtures/hf/gemma-2-9b.json", "--seq", "256", "--precision", "bf16", "--checkpointing"]],
+  // BERT as the preset names it, BertModel with its pooler (a config saved from BertModel: architectures ["BertModel"]),
+  // the loss read from the pooled output as a classifier fine-tuned on it reads it (docs/accuracy.md, "BERT").
+  ["bert-base fp32 adamw seq128", "bert-base", ["--hf-config", "test/fixtures/hf/bert-base-uncased-bertmodel.json", "--seq", "128", "--precision", "fp32"]],
+  ["bert-base amp adamw seq128", "bert-base", ["--hf-config", "test/fixtures/hf/bert-base-uncased-bertmodel.json", "--seq", "128", "--precision", "amp"]],
+  ["bert-base bf16 adamw seq128", "bert-base", ["--hf-config", "test/fixtures/hf/bert-base-uncased-bertmodel.json", "--seq", "128", "--precision", "bf16"]],
+  ["bert-base bf16 adamw seq128 checkpointing", "bert-base", ["--hf-config", "test/fixtures/hf/bert-base-uncased-bertmodel.json", "--seq", "128", "--precision", "bf16", "--checkpointing"]],
+  ["bert-base amp adamw seq512", "bert-base", ["--hf-config", "test/fixtures/hf/bert-base-uncased-bertmodel.json", "--seq", "512", "--precision", "amp"]],
+  ["bert-base fp32 sgd seq512", "bert-base", ["--hf-config", "test/fixtures/hf/bert-base-uncased-bertmodel.json", "--seq", "512", "--precision", "fp32", "--optimizer", "sgd"]],
+  ["bert-large fp32 adamw seq128", "bert-large", ["--hf-config", "test/fixtures/hf/bert-large-uncased-bertmodel.json", "--seq", "128", "--precision", "fp32"]],
+  ["bert-large amp adamw seq128", "bert-large", ["--hf-config", "test/fixtures/hf/bert-large-uncased-bertmodel.json", "--seq", "128", "--precision", "amp"]],
+  ["bert-large bf16 adamw seq128", "bert-large", ["--hf-config", "test/fixtures/hf/bert-large-uncased-bertmodel.json", "--seq", "128", "--precision", "bf16"]],
+  ["bert-large bf16 adamw seq128 checkpointing", "bert-large", ["--hf-config", "test/fixtures/hf/bert-large-uncased-bertmodel.json", "--seq", "128", "--precision", "bf16", "--checkpointing"]],
+  ["bert-large amp adamw seq512", "bert-large", ["--hf-config", "test/fixtures/hf/bert-large-uncased-bertmodel.json", "--seq", "512", "--precision", "amp"]],
+  ["bert-large bf16 sgd seq512", "bert-large", ["--hf-config", "test/fixtures/hf/bert-large-uncased-bertmodel.json", "--seq", "512", "--precision", "bf16", "--optimizer", "sgd"]],
   // Mixtral: transformers 5.18 runs its experts as `grouped_mm` (modeling_utils.py line 1890, the default), where every
   // tensor's size follows the k·b·s routed pairs and none follows which experts they went to, so the trace holds at
   // every routing (docs/accuracy.md, "Mixtral").

@@ -230,11 +230,20 @@ export function transformerTape(shape: Shape, setup: ResolvedSetup): TrainingTap
   switch (arch.head) {
     case "lm": {
       // A frozen head (a LoRA model's) keeps no input: only the gradient to x is needed.
-      const logits = matmulOp(tape, shape, head, "lm_head", "head.lm_head", x, { inFeatures: h, outFeatures: vocab, bias: false }, { name: "head.logits", size: perSample(e * s * vocab), heldToLoss: true }, {
+      const logitsSize = perSample(e * s * vocab);
+      let logits = matmulOp(tape, shape, head, "lm_head", "head.lm_head", x, { inFeatures: h, outFeatures: vocab, bias: false }, { name: arch.finalLogitSoftcap ? "head.logits_uncapped" : "head.logits", size: logitsSize, heldToLoss: !arch.finalLogitSoftcap }, {
         groups: [arch.tieEmbeddings ? "embeddings" : "head"],
         trains: shape.lora === undefined,
         savesInput: shape.lora === undefined,
       });
+      if (arch.finalLogitSoftcap) {
+        // Gemma 2's `logits / cap`, `tanh`, `* cap` (transformers 5.18 modeling_gemma2.py lines 527-530): each a
+        // logits-sized tensor; tanh saves its output for its backward, the scalings save nothing.
+        const [scaled] = tape.op(head, "softcap.div", [logits], [{ name: "head.logits_scaled", size: logitsSize }]);
+        const [tanh] = tape.op(head, "softcap.tanh", [scaled!], [{ name: "head.logits_tanh", size: logitsSize }]);
+        tape.ops.at(-1)!.saves.push(tanh!);
+        logits = tape.op(head, "softcap.mul", [tanh!], [{ name: "head.logits", size: logitsSize, heldToLoss: true }])[0]!;
+      }
       if (setup.hfLoss === "legacy") {
         // transformers < 4.46 shifts the logits and the labels by one token with copies, kept until the model returns.
         const [shifted] = tape.views(loss, "shift_logits", logits, [perSample(e * (s - 1) * vocab)]);

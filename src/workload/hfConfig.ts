@@ -134,7 +134,9 @@ function qwen3(config: FieldReader): TransformerArchitecture {
 function gemma2(config: FieldReader): TransformerArchitecture {
   checkGatedActivation(config);
   const shape = decoderShape(config, { headDim: 256, tie: true, vocabSize: 256000 });
-  return gemma2Architecture(shape, config.count("sliding_window", { fallback: 4096 }));
+  const architecture = gemma2Architecture(shape, config.count("sliding_window", { fallback: 4096 }));
+  // `final_logit_softcapping: null` turns the cap off (transformers 5.18 modeling_gemma2.py line 527).
+  return { ...architecture, finalLogitSoftcap: config.has("final_logit_softcapping") ? config.object.final_logit_softcapping !== null : true };
 }
 
 /** Gemma 3's local layers: `layer_types` when the config lists them, otherwise every layer but each `sliding_window_pattern`-th. */

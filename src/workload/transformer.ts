@@ -69,6 +69,11 @@ export interface TransformerArchitecture {
   /** Gate and up as one matrix (Phi-3's `gate_up_proj`). */
   fusedGateUp?: boolean;
   /**
+   * The LM head's logits soft-capped, `cap · tanh(logits / cap)` (Gemma 2's `final_logit_softcapping`): two more
+   * logits-sized tensors in the step, tanh's output saved for its backward.
+   */
+  finalLogitSoftcap?: boolean;
+  /**
    * Sliding-window attention (Gemma 2/3): the `layers` (indices) attend to the last `tokens`
    * tokens only, so their KV cache holds at most `tokens`.
    */

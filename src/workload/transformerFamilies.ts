@@ -165,7 +165,7 @@ export function qwen3Architecture(shape: DecoderShape): TransformerArchitecture 
  */
 export function gemma2Architecture(shape: DecoderShape, window: number): TransformerArchitecture {
   const layers = Array.from({ length: shape.layers }, (_, i) => i).filter((i) => i % 2 === 0);
-  return { ...llamaLike(shape), sandwichNorms: true, slidingWindow: { tokens: window, layers } };
+  return { ...llamaLike(shape), sandwichNorms: true, finalLogitSoftcap: true, slidingWindow: { tokens: window, layers } };
 }
 
 /**

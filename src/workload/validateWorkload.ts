@@ -31,7 +31,7 @@ function validateArchitecture(label: string, value: unknown): void {
   arch.count("classes", { min: 0 });
   arch.probability("dropout", 0);
   arch.probability("attentionDropout", 0);
-  for (const flag of ["qkvBias", "qkNorm", "sandwichNorms", "fusedQkv", "fusedGateUp"]) arch.boolean(flag, false);
+  for (const flag of ["qkvBias", "qkNorm", "sandwichNorms", "fusedQkv", "fusedGateUp", "finalLogitSoftcap"]) arch.boolean(flag, false);
   if (arch.has("vision")) {
     const vision = arch.child("vision");
     vision.count("imageSize");
