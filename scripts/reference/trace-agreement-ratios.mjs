@@ -19,8 +19,16 @@ export function tracerOptions(args) {
   };
 }
 
+// Each case is planned once (a case object belongs to one caller, with its one library).
+const planned = new WeakMap();
+
 /** The case's plan without cuBLAS's workspaces (a trace charges them beside its events, in `charged`), and their bytes. */
 export function casePlan(library, c) {
+  if (!planned.has(c)) planned.set(c, planOf(library, c));
+  return planned.get(c);
+}
+
+function planOf(library, c) {
   const plan = library.buildPlan(library.presetWorkload(c.preset), library.parseSetup(tracerOptions(c.tracerArgs)));
   const isWorkspace = (t) => t.name.startsWith(library.BLAS_WORKSPACE_PREFIX);
   const workspaces = plan.tensors.filter(isWorkspace).reduce((sum, t) => sum + t.fixedBytes, 0);
@@ -36,23 +44,30 @@ export function peakRatio(library, c, batch) {
 
 export const FIXTURE = new URL("../../test/fixtures/trace-agreement.json", import.meta.url);
 
-/**
- * The counts the documents quote, from the built library (dist/): cases, presets, comparisons, within1 (|ratio − 1| <
- * 1 %), lowest, highest; of the cases of the presets named (all when none are).
- */
-export async function agreementCounts(presets = []) {
+let measured;
+/** Every case's ratios at the fixture's batches, from the built library (dist/), computed once per process. */
+async function measuredRatios() {
   const load = (module) => import(new URL(`../../dist/${module}`, import.meta.url).href);
   const [{ buildPlan }, { parseSetup }, { presetWorkload }, { peakBytes }, { BLAS_WORKSPACE_PREFIX }] = await Promise.all(
     ["plan/buildPlan.js", "plan/setup.js", "workload/presets.js", "plan/memoryPlan.js", "plan/blasWorkspace.js"].map(load),
   );
   const library = { buildPlan, parseSetup, presetWorkload, peakBytes, BLAS_WORKSPACE_PREFIX };
   const fixture = JSON.parse(readFileSync(FIXTURE, "utf8"));
-  fixture.cases = fixture.cases.filter((c) => presets.length === 0 || presets.includes(c.preset));
-  if (fixture.cases.length === 0) throw new Error(`the trace-agreement fixture has no case of ${presets.join(", ")}`);
-  const ratios = fixture.cases.flatMap((c) => fixture.batches.map((b) => peakRatio(library, c, b)));
+  return fixture.cases.map((c) => ({ preset: c.preset, ratios: fixture.batches.map((b) => peakRatio(library, c, b)) }));
+}
+
+/**
+ * The counts the documents quote, from the built library (dist/): cases, presets, comparisons, within1 (|ratio − 1| <
+ * 1 %), lowest, highest; of the cases of the presets named (all when none are).
+ */
+export async function agreementCounts(presets = []) {
+  measured ??= measuredRatios();
+  const cases = (await measured).filter((c) => presets.length === 0 || presets.includes(c.preset));
+  if (cases.length === 0) throw new Error(`the trace-agreement fixture has no case of ${presets.join(", ")}`);
+  const ratios = cases.flatMap((c) => c.ratios);
   return {
-    cases: fixture.cases.length,
-    presets: new Set(fixture.cases.map((c) => c.preset)).size,
+    cases: cases.length,
+    presets: new Set(cases.map((c) => c.preset)).size,
     comparisons: ratios.length,
     within1: ratios.filter((r) => Math.abs(r - 1) < 0.01).length,
     lowest: Math.min(...ratios).toFixed(4),
