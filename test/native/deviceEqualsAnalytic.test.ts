@@ -6,8 +6,17 @@
 // budgets are the genuine-allocator test's (test/reference/genuineAllocator.test.ts): what the
 // emulation reserves with no limit at batches 1, 8 and 32, to the 2 MiB below, so that each
 // answer sits where PyTorch's out-of-memory path (free the cache, retry) decides it.
+//
+// The same with `expandable_segments:True`, for six presets: the probe maps the step's pages one
+// allocation each and gives back the ones PyTorch's out-of-memory path unmaps
+// (src/fit/expandableSegments.ts' expandableProbeSteps). Six, not every one: the expandable replay
+// runs in TypeScript (no native replay), and all 29 took over 110 s of CPU (timed out at 600 s at
+// load 13); these six cover CNNs, a ViT, an encoder and a decoder.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findMaxBatch, listPresets, releaseDevices } from "../../src/index.js";
+import { parseAllocConf } from "../../src/fit/allocConf.js";
+import { replayExpandable } from "../../src/fit/expandableSegments.js";
+import { allocationTrace } from "../../src/step/allocationTrace.js";
 import { emulatedReservedBytes, presetPlan, vramfitLargestBatch } from "../reference/emulation.js";
 import { simulatorPath } from "./simulator.js";
 
@@ -56,5 +65,33 @@ describe("device answer = analytic answer on the simulator", () => {
     expect(cases).toBe(names.length * BATCHES.length);
     // 26 of the 87 when written (2026-12-01): enough that a probe without the frees would fail here.
     expect(decidedByFrees, rows.join("; ")).toBeGreaterThan(names.length / 2);
+  }, 300_000);
+});
+
+const ALLOC_CONF = "expandable_segments:True";
+
+describe("device answer = analytic answer on the simulator, expandable segments", () => {
+  it("for six presets at three budgets, where only the out-of-memory path's unmaps make some answers fit", async () => {
+    const names = ["resnet18", "resnet50", "vgg16", "vit-b16", "bert-base", "gpt2"];
+    expect(listPresets().map((preset) => preset.name)).toEqual(expect.arrayContaining(names));
+    const conf = parseAllocConf(ALLOC_CONF);
+    const rows: string[] = [];
+    let decidedByUnmaps = 0;
+    for (const name of names) {
+      const plan = presetPlan(name);
+      for (const batch of BATCHES) {
+        const capacity = Math.floor(emulatedReservedBytes(plan, batch) / (2 * MiB)) * 2 * MiB;
+        const analytic = await vramfitLargestBatch(plan, capacity, ALLOC_CONF);
+        const device = await findMaxBatch(plan, { device: 0, maxMemBytes: capacity, reserveBytes: 0, jobContextBytes: 0, lock: false, keepWarm: true, allocConf: ALLOC_CONF });
+        const where = `${name} at ${capacity} B (batch ${batch}'s unconstrained peak)`;
+        expect({ source: device.source, allocConf: device.allocConf, batch: device.batchSize }, where).toEqual({ source: "device", allocConf: ALLOC_CONF, batch: analytic });
+        if (device.batchSize > 0) expect(device.bytesAtBatch, where).toBeLessThanOrEqual(capacity);
+        // The answer's pages with no limit would not fit: the probes passed only because they gave pages back where PyTorch unmaps them.
+        if (device.batchSize > 0 && replayExpandable(allocationTrace(plan, device.batchSize), Number.POSITIVE_INFINITY, conf).reservedPeakBytes > capacity) decidedByUnmaps += 1;
+        rows.push(`${name} ${batch} ${device.batchSize}`);
+      }
+    }
+    expect(rows).toHaveLength(names.length * BATCHES.length);
+    expect(decidedByUnmaps, rows.join("; ")).toBeGreaterThan(0);
   }, 300_000);
 });
