@@ -22,7 +22,7 @@ Models, as vramfit's presets describe them (scripts/gpu-compare.sh runs both sid
   bert-large   BERT-large encoder + pooler (+ a 2-way classifier for a loss), seq 512, AMP, AdamW
   gpt2-medium  GPT-2 medium with its tied LM head, seq 1024, AMP, AdamW
 BERT and GPT-2 come from ``transformers`` (with SDPA attention where it offers it) when it is
-importable, else from the hand-written blocks below, which have the same shapes. AMP is
+importable, else (and in --dry-run) from the hand-written blocks below, which have the same shapes. AMP is
 ``torch.autocast(float16)`` with a ``GradScaler``, the fp32 weights being the master copy.
 
 Reports JSON: per model the largest batch, the trials and steps run, the seconds taken, and
@@ -242,7 +242,9 @@ def build(name, dry_run, device):
             y = torch.randint(0, c.get("classes", 1000), (b,), device=device)
             return lambda: F.cross_entropy(model(x), y)
     else:
-        loaded = transformers_model(c["kind"], c)
+        # The dry run checks plumbing with the hand-written blocks: importing transformers (about 10 s of a loaded
+        # machine's CPU, in each of --exec's processes) would cost more than its tiny steps.
+        loaded = None if dry_run else transformers_model(c["kind"], c)
         if loaded is not None:
             model, implementation, attn = loaded
         else:

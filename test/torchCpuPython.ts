@@ -19,3 +19,10 @@ export function skipsWithoutTorchCpu(file: string): boolean {
   if (torchCpuSkip !== undefined) console.log(`${file} skips its PyTorch tests: ${torchCpuSkip}`);
   return torchCpuSkip !== undefined;
 }
+
+/**
+ * The environment torch runs its CPU steps in here: one OpenMP thread. torch 2.13 uses two on this 2-core machine,
+ * and when a core is taken they wait on each other: torch-reference.py --dry-run --models resnet152 took 49 s of
+ * wall and 20 s of CPU with two, 16 s and 6.6 s with one, at load 11 (torch 1.13's Debian build ran one).
+ */
+export const ONE_THREAD = { OMP_NUM_THREADS: "1" } as const;

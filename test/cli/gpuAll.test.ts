@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { skipsWithoutTorchCpu, torchCpuPython } from "../torchCpuPython.js";
+import { ONE_THREAD, skipsWithoutTorchCpu, torchCpuPython } from "../torchCpuPython.js";
 import { root } from "./runCli.js";
 
 // The dry run's PyTorch: the torch 2.13 CPU venv (on a GPU box, gpu-all.sh uses $PYTHON, else python3).
@@ -30,7 +30,7 @@ describe("scripts/gpu-all.sh", () => {
     "--dry-run runs every check on the simulator and records each one's status in summary.json",
     () => {
       const out = join(mkdtempSync(join(tmpdir(), "vramfit-gpu-all-")), "gpu");
-      const run = spawnSync("bash", [script, "--dry-run", "--out", out], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", PYTHON }, timeout: LOADED_MACHINE_MS - 10_000 });
+      const run = spawnSync("bash", [script, "--dry-run", "--out", out], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", PYTHON, ...ONE_THREAD }, timeout: LOADED_MACHINE_MS - 10_000 });
       expect(run.status, run.stderr).toBe(0);
       const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as { check: string; status: number; timedOut: boolean }[];
       expect(summary.map((s) => [s.check, s.status, s.timedOut])).toEqual(

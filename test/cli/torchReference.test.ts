@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { skipsWithoutTorchCpu, torchCpuPython } from "../torchCpuPython.js";
+import { ONE_THREAD, skipsWithoutTorchCpu, torchCpuPython } from "../torchCpuPython.js";
 import { root, simulator } from "./runCli.js";
 
 const PYTHON = torchCpuPython ?? "";
@@ -28,7 +28,7 @@ const LOADED_MACHINE_MS = 240_000;
 describe.skipIf(skips)("PyTorch reference (dry run on the CPU)", () => {
   it("torch-reference.py --dry-run searches like Lightning and reports each model", () => {
     const out = join(mkdtempSync(join(tmpdir(), "vramfit-torch-")), "torch.json");
-    const run = spawnSync(PYTHON, [resolve(root, "scripts", "torch-reference.py"), "--dry-run", "--out", out], { encoding: "utf8", timeout: LOADED_MACHINE_MS - 10_000 });
+    const run = spawnSync(PYTHON, [resolve(root, "scripts", "torch-reference.py"), "--dry-run", "--out", out], { encoding: "utf8", env: { ...process.env, ...ONE_THREAD }, timeout: LOADED_MACHINE_MS - 10_000 });
     expect(run.status, run.stderr).toBe(0);
     const report = JSON.parse(readFileSync(out, "utf8"));
     expect(JSON.parse(run.stdout)).toEqual(report);
@@ -51,6 +51,7 @@ describe.skipIf(skips)("PyTorch reference (dry run on the CPU)", () => {
       env: {
         PATH: process.env.PATH ?? "",
         PYTHON,
+        ...ONE_THREAD,
         VRAMFIT_CUDA_LIBRARY: simulator,
         CUDASIM_DEVICES: "NVIDIA H200:150109945856:536870912",
       },
@@ -80,7 +81,7 @@ describe.skipIf(skips)("PyTorch reference (dry run on the CPU)", () => {
   it("torch-reference.py --one-step is a job vramfit --exec runs: PyTorch's out-of-memory (simulated above 5) does not fit", () => {
     const job = `${PYTHON} ${resolve(root, "scripts", "torch-reference.py")} --one-step --dry-run --models resnet152 --batch {batch}`;
     const run = spawnSync(process.execPath, [resolve(root, "bin", "vramfit.js"), "check", "--exec", job, "--batch", "6", "--json"], {
-      env: { PATH: process.env.PATH ?? "", VRAMFIT_CUDA_LIBRARY: simulator, CUDASIM_DEVICES: "NVIDIA H200:150109945856:536870912" },
+      env: { PATH: process.env.PATH ?? "", ...ONE_THREAD, VRAMFIT_CUDA_LIBRARY: simulator, CUDASIM_DEVICES: "NVIDIA H200:150109945856:536870912" },
       encoding: "utf8",
       timeout: LOADED_MACHINE_MS - 10_000,
     });
