@@ -65,7 +65,7 @@ class FreePool {
     const int c = ClassOf(b.size);
     int32_t after = -1;
     int32_t before = head_[c];
-    while (before >= 0 && Precedes(blocks_[Index(before)], b)) {
+    while (before >= 0 && Precedes(blocks_[Index(before)], b.size, b.address)) {
       after = before;
       before = blocks_[Index(before)].poolNext;
     }
@@ -90,6 +90,22 @@ class FreePool {
       word &= ~(uint64_t{1} << (c & 63));
       if (word == 0) summary_ &= ~(uint64_t{1} << (c >> 6));
     }
+  }
+
+  // A cached block's new key (smaller: the rest of a split): it stays where it is when its class
+  // and the block before it allow, else it moves. (For the rest of a best fit the block before it
+  // always allows: it was smaller than the request, and a rest in the same class is larger.)
+  void Shrink(int32_t id, double size, double address) {
+    Block& b = blocks_[Index(id)];
+    if (ClassOf(size) == ClassOf(b.size) && (b.poolPrev < 0 || Precedes(blocks_[Index(b.poolPrev)], size, address))) {
+      b.size = size;
+      b.address = address;
+      return;
+    }
+    Remove(id);
+    b.size = size;
+    b.address = address;
+    Insert(id);
   }
 
   // Removes, in the pool's order, every block `drop` says to (it is asked about each one once, in
@@ -129,7 +145,7 @@ class FreePool {
   }
 
   // (size, address) order, the BlockPool set's comparator.
-  static bool Precedes(const Block& a, const Block& b) { return a.size < b.size || (a.size == b.size && a.address < b.address); }
+  static bool Precedes(const Block& a, double size, double address) { return a.size < size || (a.size == size && a.address < address); }
 
   // The first occupied class at or after `from`, or -1.
   int NextOccupied(int from) const {

@@ -199,9 +199,9 @@ class StepReplay {
     if (id >= 0) {
       const double s = blocks_[static_cast<size_t>(id)].size;
       if ((size < maxSplit_ && s >= maxSplit_) || (size >= maxSplit_ && s >= size + maxRounding_)) id = -1;
-      else pool.Remove(id);
     }
-    if (id < 0) {
+    const bool cached = id >= 0;
+    if (!cached) {
       const double segmentBytes = SegmentSize(size);
       id = AllocBlock(segmentBytes, small);
       if (id < 0 && ReleaseAvailable(pool, size)) id = AllocBlock(segmentBytes, small);
@@ -217,15 +217,24 @@ class StepReplay {
     }
     const double remaining = blocks_[static_cast<size_t>(id)].size - size;
     if (small ? remaining >= kMinBlockSize : (size < maxSplit_ && remaining > kSmallSize)) {
-      const int32_t rest = NewBlock(blocks_[static_cast<size_t>(id)].address + size, remaining, blocks_[static_cast<size_t>(id)].segment, small);
+      // should_split: the request takes the front, a new block; the rest keeps the block it was
+      // cut from, and with it, where its key allows, that block's place in the pool.
+      const int32_t rest = id;
+      id = NewBlock(blocks_[static_cast<size_t>(rest)].address, size, blocks_[static_cast<size_t>(rest)].segment, small);
       Block& b = blocks_[static_cast<size_t>(id)];
       Block& r = blocks_[static_cast<size_t>(rest)];
-      r.prev = id;
-      r.next = b.next;
-      if (b.next >= 0) blocks_[static_cast<size_t>(b.next)].prev = rest;
+      b.prev = r.prev;
       b.next = rest;
-      b.size = size;
-      pool.Insert(rest);
+      if (r.prev >= 0) blocks_[static_cast<size_t>(r.prev)].next = id;
+      r.prev = id;
+      if (cached) pool.Shrink(rest, remaining, r.address + size);
+      else {
+        r.size = remaining;
+        r.address += size;
+        pool.Insert(rest);
+      }
+    } else if (cached) {
+      pool.Remove(id);
     }
     Block& b = blocks_[static_cast<size_t>(id)];
     b.allocated = true;
