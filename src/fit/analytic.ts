@@ -1,5 +1,5 @@
 // The analytic evaluator: a plan fits when its step, replayed by the job's allocator with the budget less the job's context, completes.
-import { phaseTotals, planTotals, type MemoryPlan } from "../plan/memoryPlan.js";
+import { phaseTotalColumns, planTotals, type MemoryPlan } from "../plan/memoryPlan.js";
 import { fitsBudget, replayStep, type AllocatorModel } from "./allocator.js";
 import { searchMaxBatch, type FitsFunction, type SearchResult } from "./search.js";
 
@@ -23,40 +23,44 @@ export function analyticFits(plan: MemoryPlan, budgetBytes: number, allocator: A
  * 1,102,765 for an answer of 5: 39 replays, most of them at batches whose bytes alone are too many).
  */
 export function liveBytesExceed(plan: MemoryPlan, batch: number, roomBytes: number): boolean {
-  const totals = phaseTotals(plan);
-  const bounds = phaseBounds(totals);
+  const { fixedBytes, perSampleBytes } = phaseTotalColumns(plan);
+  const bounds = phaseBounds(fixedBytes, perSampleBytes);
   // The phases most likely to exceed first, then the bound under which none can: most calls end
-  // here without the loop, which ran cold in a fresh process (255 calls over a few hundred
-  // phases for the advice case: 20-70 ms).
-  for (const phase of bounds.likeliest) if (phase.fixedBytes + phase.perSampleBytes * batch > roomBytes) return true;
+  // here without the loop over ~2,000 phases, which ran cold in a fresh process (255 calls for
+  // the advice case: 20-70 ms).
+  for (const phase of bounds.likeliest) if (fixedBytes[phase]! + perSampleBytes[phase]! * batch > roomBytes) return true;
   if (batch >= 0 && bounds.fixedBytes + bounds.perSampleBytes * batch <= roomBytes) return false;
-  for (const phase of totals) if (phase.fixedBytes + phase.perSampleBytes * batch > roomBytes) return true;
+  for (let phase = 0; phase < fixedBytes.length; phase++) if (fixedBytes[phase]! + perSampleBytes[phase]! * batch > roomBytes) return true;
   return false;
 }
 
-type PhaseTotal = Readonly<{ fixedBytes: number; perSampleBytes: number }>;
+interface PhaseBounds {
+  fixedBytes: number;
+  perSampleBytes: number;
+  likeliest: number[];
+}
 
 /**
- * Per list of phase totals (one per plan, src/plan/memoryPlan.ts), the largest fixed and the
+ * Per plan's phase totals (src/plan/memoryPlan.ts, phaseTotalColumns), the largest fixed and the
  * largest per-sample bytes of any phase — for a batch ≥ 0 no phase holds more than their sum
  * (each term is at most its maximum, and floating-point + and × are monotone) — and the phases
  * that hold each: the peak at small and at large batches.
  */
-function phaseBounds(totals: readonly PhaseTotal[]): { fixedBytes: number; perSampleBytes: number; likeliest: PhaseTotal[] } {
-  let bounds = boundsByTotals.get(totals);
+function phaseBounds(fixedBytes: Float64Array, perSampleBytes: Float64Array): PhaseBounds {
+  let bounds = boundsByTotals.get(fixedBytes);
   if (bounds !== undefined) return bounds;
   let fixed = 0;
   let perSample = 0;
-  for (let i = 1; i < totals.length; i++) {
-    if (totals[i]!.fixedBytes > totals[fixed]!.fixedBytes) fixed = i;
-    if (totals[i]!.perSampleBytes > totals[perSample]!.perSampleBytes) perSample = i;
+  for (let i = 1; i < fixedBytes.length; i++) {
+    if (fixedBytes[i]! > fixedBytes[fixed]!) fixed = i;
+    if (perSampleBytes[i]! > perSampleBytes[perSample]!) perSample = i;
   }
-  const likeliest = totals.length === 0 ? [] : [totals[perSample]!, totals[fixed]!];
-  bounds = { fixedBytes: totals[fixed]?.fixedBytes ?? 0, perSampleBytes: totals[perSample]?.perSampleBytes ?? 0, likeliest };
-  boundsByTotals.set(totals, bounds);
+  const empty = fixedBytes.length === 0;
+  bounds = { fixedBytes: empty ? 0 : fixedBytes[fixed]!, perSampleBytes: empty ? 0 : perSampleBytes[perSample]!, likeliest: empty ? [] : [perSample, fixed] };
+  boundsByTotals.set(fixedBytes, bounds);
   return bounds;
 }
-const boundsByTotals = new WeakMap<readonly PhaseTotal[], { fixedBytes: number; perSampleBytes: number; likeliest: PhaseTotal[] }>();
+const boundsByTotals = new WeakMap<Float64Array, PhaseBounds>();
 
 /**
  * The closed-form estimate ⌊(budget − fixed) / perSample⌋ from the plan's affine totals with the

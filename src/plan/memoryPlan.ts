@@ -99,9 +99,26 @@ export function liveTensors(plan: MemoryPlan, phase: number): PlannedTensor[] {
 
 /** Each phase's live bytes as `fixedBytes + perSampleBytes × batch` (before any allocator rounding). */
 export function phaseTotals(plan: MemoryPlan): readonly Readonly<{ fixedBytes: number; perSampleBytes: number }>[] {
-  // Every answer asks for them (the search's seed, the result's totals): made once per plan.
+  const columns = phaseTotalColumns(plan);
+  const totals: { fixedBytes: number; perSampleBytes: number }[] = [];
+  for (let phase = 0; phase < columns.fixedBytes.length; phase++) totals.push({ fixedBytes: columns.fixedBytes[phase]!, perSampleBytes: columns.perSampleBytes[phase]! });
+  return totals;
+}
+
+/** Each phase's `fixedBytes` and `perSampleBytes` (as {@link phaseTotals}), phase p at index p. */
+export interface PhaseTotalColumns {
+  readonly fixedBytes: Float64Array;
+  readonly perSampleBytes: Float64Array;
+}
+
+/**
+ * {@link phaseTotals} as two columns, made once per tensor list. Every answer asks for them (the
+ * step's hash, the search's seed, the live-bytes check): a training plan has ~2,000 phases, and
+ * an object per phase for each of the advice case's 42 plans was 80,000 allocations.
+ */
+export function phaseTotalColumns(plan: MemoryPlan): PhaseTotalColumns {
   const cached = totalsByPlan.get(plan.tensors);
-  if (cached !== undefined && cached.phases === phasesOf(plan).length) return cached.totals;
+  if (cached !== undefined && cached.fixedBytes.length === phasesOf(plan).length) return cached;
   // Differences at each tensor's first phase and after its last, summed once: O(tensors + phases).
   const phases = phasesOf(plan).length;
   const columns = tensorColumns(plan, phases);
@@ -115,19 +132,18 @@ export function phaseTotals(plan: MemoryPlan): readonly Readonly<{ fixedBytes: n
     perSample[first]! += columns.perSampleBytes[i]!;
     perSample[end]! -= columns.perSampleBytes[i]!;
   }
-  const totals: { fixedBytes: number; perSampleBytes: number }[] = [];
+  const totals = { fixedBytes: new Float64Array(phases), perSampleBytes: new Float64Array(phases) };
   let f = 0;
   let p = 0;
   for (let phase = 0; phase < phases; phase++) {
-    f += fixed[phase]!;
-    p += perSample[phase]!;
-    totals.push(Object.freeze({ fixedBytes: f, perSampleBytes: p }));
+    totals.fixedBytes[phase] = f += fixed[phase]!;
+    totals.perSampleBytes[phase] = p += perSample[phase]!;
   }
-  totalsByPlan.set(plan.tensors, { phases, totals });
+  totalsByPlan.set(plan.tensors, totals);
   return totals;
 }
 
-const totalsByPlan = new WeakMap<readonly PlannedTensor[], { phases: number; totals: readonly Readonly<{ fixedBytes: number; perSampleBytes: number }>[] }>();
+const totalsByPlan = new WeakMap<readonly PlannedTensor[], PhaseTotalColumns>();
 
 /**
  * Each phase's live bytes at a batch size, every tensor's bytes mapped by `allocate` (what the
@@ -172,15 +188,14 @@ export function peakBytes(plan: MemoryPlan, batch: number, allocate: (bytes: num
  * which is the peak at large batches).
  */
 export function planTotals(plan: MemoryPlan, batch?: number): { fixedBytes: number; perSampleBytes: number } {
-  const totals = phaseTotals(plan);
-  if (batch !== undefined) return totals[peakPhase(plan, batch)]!;
+  const { fixedBytes, perSampleBytes } = phaseTotalColumns(plan);
+  const at = (phase: number) => ({ fixedBytes: fixedBytes[phase]!, perSampleBytes: perSampleBytes[phase]! });
+  if (batch !== undefined) return at(peakPhase(plan, batch));
   let best = 0;
-  for (let phase = 1; phase < totals.length; phase++) {
-    const t = totals[phase]!;
-    const b = totals[best]!;
-    if (t.perSampleBytes > b.perSampleBytes || (t.perSampleBytes === b.perSampleBytes && t.fixedBytes > b.fixedBytes)) best = phase;
+  for (let phase = 1; phase < fixedBytes.length; phase++) {
+    if (perSampleBytes[phase]! > perSampleBytes[best]! || (perSampleBytes[phase]! === perSampleBytes[best]! && fixedBytes[phase]! > fixedBytes[best]!)) best = phase;
   }
-  return totals[best]!;
+  return at(best);
 }
 
 /**

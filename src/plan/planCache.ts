@@ -2,7 +2,7 @@
 import { VramfitError } from "../errors.js";
 import type { Workload } from "../workload/workload.js";
 import { buildPlan } from "./buildPlan.js";
-import { phaseTotals, type MemoryPlan, type PlannedTensor } from "./memoryPlan.js";
+import { phaseTotalColumns, type MemoryPlan, type PlannedTensor } from "./memoryPlan.js";
 import { resolveSetup, type RunSetup } from "./setup.js";
 
 /**
@@ -45,9 +45,10 @@ function hashStep(plan: MemoryPlan): number {
   // (the advice case's 42 plans, 114,000 tensors: a tenth of its time). Lists with equal totals
   // but different tensors collide, and sameStep tells them apart.
   mix(plan.tensors.length);
-  for (const phase of phaseTotals(plan)) {
-    mix(phase.fixedBytes);
-    mix(phase.perSampleBytes);
+  const { fixedBytes, perSampleBytes } = phaseTotalColumns(plan);
+  for (let phase = 0; phase < fixedBytes.length; phase++) {
+    mix(fixedBytes[phase]!);
+    mix(perSampleBytes[phase]!);
   }
   return hash >>> 0;
 }
