@@ -9,7 +9,10 @@
 // run vramfit's NVML peak (measuredPeakBytes) against max_memory_reserved() (peakBytes).
 // Needs node with the build outputs (dist/, build/Release/) and python3 (or $PYTHON) with torch
 // and torchvision. --dry-run: PyTorch on the CPU at tiny shapes with a simulated out-of-memory above
-// batch 5 and vramfit on whatever driver is configured (the simulator in a test): plumbing only.
+// batch 3 and vramfit on whatever driver is configured (the simulator in a test): plumbing only. Above 3,
+// not torch-reference.py's default 5: each of --exec's runs is a fresh python that imports torch (and
+// torch._dynamo, on the optimizer's first call) in seconds, and 3 still needs both searches to bisect
+// (torch: 2, 4 out of memory, 3; vramfit: 1, 2, 3, 4 out of memory) — 4 runs per model, not 6.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -27,7 +30,7 @@ const { values: args } = parseArgs({
 });
 const python = process.env.PYTHON ?? "python3";
 const reference = join(root, "scripts", "torch-reference.py");
-const dry = args["dry-run"] ? ["--dry-run"] : [];
+const dry = args["dry-run"] ? ["--dry-run", "--simulate-oom-above", "3"] : [];
 mkdirSync(args.out, { recursive: true });
 
 function timed(command, argv, env = process.env) {
