@@ -35,40 +35,45 @@ function vramfit(args, env = { VRAMFIT_CUDA_LIBRARY: "libcuda.so.1" }) {
   return { text: `${run.stdout}${run.stderr}`.trimEnd(), status: run.status };
 }
 
-const start = JSON.parse(readFileSync(`${root}package.json`, "utf8")).scripts.start.replace(/^node bin\/vramfit\.js /, "");
-const startRun = spawnSync(process.execPath, ["bin/vramfit.js", ...start.split(" ")], { cwd: root, env: { PATH: process.env.PATH }, encoding: "utf8" });
-const lines = startRun.stdout.trimEnd().split("\n");
-const examples = {
-  example: ["```console", `$ npm start    # vramfit ${start}`, lines[0], startRun.stderr.trimEnd(), ...lines.slice(1), "```"].join("\n"),
-  "device-example": [
-    "```console",
-    `$ export VRAMFIT_CUDA_LIBRARY=${simulated.VRAMFIT_CUDA_LIBRARY} CUDASIM_DEVICES='${simulated.CUDASIM_DEVICES}' CUDASIM_CONTEXT_BYTES=${simulated.CUDASIM_CONTEXT_BYTES}`,
-    "$ vramfit batch --model resnet152 --precision fp32 --optimizer momentum",
-    vramfit(["batch", "--model", "resnet152", "--precision", "fp32", "--optimizer", "momentum"], simulated).text,
-    "$ vramfit check --need 70GiB; echo \"exit status $?\"",
-    `${vramfit(["check", "--need", "70GiB"], simulated).text}\nexit status ${vramfit(["check", "--need", "70GiB"], simulated).status}`,
-    "```",
-  ].join("\n"),
-  "plan-example": [
-    "```console",
-    "$ vramfit plan --model bert-large --seq 512 --precision amp --optimizer adamw --batch 32",
-    vramfit(["plan", "--model", "bert-large", "--seq", "512", "--precision", "amp", "--optimizer", "adamw", "--batch", "32"]).text,
-    "```",
-  ].join("\n"),
-};
+/** The README's named blocks, as vramfit prints them today: run only when a README is among the documents (each
+ * is a vramfit process or more, about 2 s of a --check of docs alone). */
+function readmeExamples() {
+  const start = JSON.parse(readFileSync(`${root}package.json`, "utf8")).scripts.start.replace(/^node bin\/vramfit\.js /, "");
+  const startRun = spawnSync(process.execPath, ["bin/vramfit.js", ...start.split(" ")], { cwd: root, env: { PATH: process.env.PATH }, encoding: "utf8" });
+  const lines = startRun.stdout.trimEnd().split("\n");
+  const examples = {
+    example: ["```console", `$ npm start    # vramfit ${start}`, lines[0], startRun.stderr.trimEnd(), ...lines.slice(1), "```"].join("\n"),
+    "device-example": [
+      "```console",
+      `$ export VRAMFIT_CUDA_LIBRARY=${simulated.VRAMFIT_CUDA_LIBRARY} CUDASIM_DEVICES='${simulated.CUDASIM_DEVICES}' CUDASIM_CONTEXT_BYTES=${simulated.CUDASIM_CONTEXT_BYTES}`,
+      "$ vramfit batch --model resnet152 --precision fp32 --optimizer momentum",
+      vramfit(["batch", "--model", "resnet152", "--precision", "fp32", "--optimizer", "momentum"], simulated).text,
+      "$ vramfit check --need 70GiB; echo \"exit status $?\"",
+      `${vramfit(["check", "--need", "70GiB"], simulated).text}\nexit status ${vramfit(["check", "--need", "70GiB"], simulated).status}`,
+      "```",
+    ].join("\n"),
+    "plan-example": [
+      "```console",
+      "$ vramfit plan --model bert-large --seq 512 --precision amp --optimizer adamw --batch 32",
+      vramfit(["plan", "--model", "bert-large", "--seq", "512", "--precision", "amp", "--optimizer", "adamw", "--batch", "32"]).text,
+      "```",
+    ].join("\n"),
+  };
 
-// A trace vramfit wrote (test/fixtures/trace/SOURCES.md has the command): the README shows the command that made it, then the answer from it.
-const traceFixture = "test/fixtures/trace/llama-3.2-1b.trace.json";
-examples["trace-example"] = [
-  "```console",
-  "$ vramfit trace --hf-config llama-3.2-1b/config.json --seq 1024 --precision bf16 --gpu H100-80GB --out step.json",
-  "$ vramfit batch --trace step.json --gpu H100-80GB",
-  vramfit(["batch", "--trace", traceFixture, "--gpu", "H100-80GB"]).text,
-  "```",
-].join("\n");
+  // A trace vramfit wrote (test/fixtures/trace/SOURCES.md has the command): the README shows the command that made it, then the answer from it.
+  const traceFixture = "test/fixtures/trace/llama-3.2-1b.trace.json";
+  examples["trace-example"] = [
+    "```console",
+    "$ vramfit trace --hf-config llama-3.2-1b/config.json --seq 1024 --precision bf16 --gpu H100-80GB --out step.json",
+    "$ vramfit batch --trace step.json --gpu H100-80GB",
+    vramfit(["batch", "--trace", traceFixture, "--gpu", "H100-80GB"]).text,
+    "```",
+  ].join("\n");
 
-const adviceArgs = ["check", "--model", "llama-2-13b", "--mode", "train", "--precision", "amp", "--optimizer", "adamw", "--seq", "2048", "--batch", "4", "--gpu", "A100-80GB", "--host-memory", "256GiB"];
-examples["advice-example"] = ["```console", `$ vramfit ${adviceArgs.join(" ")}`, vramfit(adviceArgs).text, "```"].join("\n");
+  const adviceArgs = ["check", "--model", "llama-2-13b", "--mode", "train", "--precision", "amp", "--optimizer", "adamw", "--seq", "2048", "--batch", "4", "--gpu", "A100-80GB", "--host-memory", "256GiB"];
+  examples["advice-example"] = ["```console", `$ vramfit ${adviceArgs.join(" ")}`, vramfit(adviceArgs).text, "```"].join("\n");
+  return examples;
+}
 
 const argValues = (name) => process.argv.flatMap((arg, i) => (arg === name && i + 1 < process.argv.length ? [process.argv[i + 1]] : []));
 const named = [...argValues("--readme").map((file) => ({ file, readme: true })), ...argValues("--doc").map((file) => ({ file, readme: false }))];
@@ -176,6 +181,7 @@ async function agreementFigure(head) {
 
 const check = process.argv.includes("--check");
 const stale = [];
+const examples = documents.some((d) => d.readme) ? readmeExamples() : {};
 for (const { file, readme: isReadme } of documents) {
   const name = file.startsWith(root) ? file.slice(root.length) : file;
   let text = readFileSync(file, "utf8");

@@ -42,49 +42,67 @@ describe("README examples", () => {
     expect(run.status).toBe(0);
   });
 
-  it("the docs quote generated figures: memory-model.md's --solve seq answer at batch 8 is one, and an altered one is stale", () => {
-    const doc = readFileSync(join(root, "docs", "memory-model.md"), "utf8");
+  // memory-model.md's altered figures (below) share one document and one --check: each alteration is its own
+  // marker, and --check names every stale one, so each case still asserts that its own figure is caught.
+  const memoryModel = readFileSync(join(root, "docs", "memory-model.md"), "utf8");
+  const alterations: ((doc: string) => string)[] = [];
+  let alteredCheck: ReturnType<typeof checkDocs> | undefined;
+  /** Registers an alteration of memory-model.md (checked against the unaltered text); runs the shared check once. */
+  const alter = (change: (doc: string) => string) => {
+    expect(change(memoryModel)).not.toBe(memoryModel);
+    alterations.push(change);
+  };
+  const alteredMemoryModel = () => {
+    if (alteredCheck === undefined) {
+      const file = join(mkdtempSync(join(tmpdir(), "vramfit-docs-")), "memory-model.md");
+      writeFileSync(file, alterations.reduce((doc, change) => change(doc), memoryModel));
+      alteredCheck = checkDocs(file);
+    }
+    return alteredCheck;
+  };
+  const seqField = "--solve seq --batch 8 --gpu H100-80GB → seq";
+  const nf4Field = "highlights[part=dequantization buffer].bytes in MiB";
+  // The torchvision table (resnet50), SD 2.1's fp32 table (512²) and Korthikanti et al.'s Table 2 (full recomputation).
+  const tableFields = [
+    "--model resnet50 --precision fp32 --optimizer sgd --image 224 --batch 1 → tensorSums.step.activations.perSampleBytes",
+    "--model sd2.1-unet --precision fp32 --attention eager --batch 1 --image 512 → tensorSums.step.activations.perSampleBytes",
+    "--batch 1 --checkpointing full → tensorSums.firstLayer.activations.perSampleBytes",
+  ];
+  // Registered before any case runs, so that whichever case runs first checks every alteration.
+  alter((doc) => {
     const quoted = /<!-- vramfit: batch --model llama-3.1-8b --mode infer --precision bf16 --solve seq --batch 8 --gpu H100-80GB → seq -->([\d,]+)<!-- \/vramfit -->/.exec(doc);
     expect(quoted).not.toBeNull();
     const [whole, figure] = [quoted![0], quoted![1]!];
-    const altered = doc.replace(whole, whole.replace(`-->${figure}<`, `-->${Number(figure.replace(/,/g, "")) + 1}<`));
-    const file = join(mkdtempSync(join(tmpdir(), "vramfit-docs-")), "memory-model.md");
-    writeFileSync(file, altered);
-    const run = checkDocs(file);
+    return doc.replace(whole, whole.replace(`-->${figure}<`, `-->${Number(figure.replace(/,/g, "")) + 1}<`));
+  });
+  alter((doc) => {
+    const quoted = /(<!-- vramfit: [^>]*→ highlights\[part=dequantization buffer\]\.bytes in MiB -->)(\d+)<!-- \/vramfit -->/.exec(doc);
+    expect(quoted).not.toBeNull();
+    return doc.replace(quoted![0], `${quoted![1]}${Number(quoted![2]) + 1}<!-- /vramfit -->`);
+  });
+  for (const field of tableFields)
+    alter((doc) => {
+      const quoted = new RegExp(`(<!-- vramfit: plan [^>]*${field.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} -->)([\\d,]+)<!-- /vramfit -->`).exec(doc);
+      expect(quoted, field).not.toBeNull();
+      return doc.replace(quoted![0], `${quoted![1]}${Number(quoted![2]!.replace(/,/g, "")) + 512}<!-- /vramfit -->`);
+    });
+
+  it("the docs quote generated figures: memory-model.md's --solve seq answer at batch 8 is one, and an altered one is stale", () => {
+    const run = alteredMemoryModel();
     expect(run.status).toBe(1);
-    expect(run.stderr).toContain("--solve seq --batch 8 --gpu H100-80GB → seq");
+    expect(run.stderr).toContain(seqField);
   });
 
   it("figures picked by a filter are checked too: memory-model.md's nf4 dequantization buffer, altered, is stale", () => {
-    const doc = readFileSync(join(root, "docs", "memory-model.md"), "utf8");
-    const quoted = /(<!-- vramfit: [^>]*→ highlights\[part=dequantization buffer\]\.bytes in MiB -->)(\d+)<!-- \/vramfit -->/.exec(doc);
-    expect(quoted).not.toBeNull();
-    const altered = doc.replace(quoted![0], `${quoted![1]}${Number(quoted![2]) + 1}<!-- /vramfit -->`);
-    const file = join(mkdtempSync(join(tmpdir(), "vramfit-docs-")), "memory-model.md");
-    writeFileSync(file, altered);
-    const run = checkDocs(file);
+    const run = alteredMemoryModel();
     expect(run.status).toBe(1);
-    expect(run.stderr).toContain("highlights[part=dequantization buffer].bytes in MiB");
+    expect(run.stderr).toContain(nf4Field);
   });
 
   it("the tables of saved activations are generated: one altered figure in each of memory-model.md's three is stale", () => {
-    // The torchvision table (resnet50), SD 2.1's fp32 table (512²) and Korthikanti et al.'s Table 2 (full recomputation).
-    const fields = [
-      "--model resnet50 --precision fp32 --optimizer sgd --image 224 --batch 1 → tensorSums.step.activations.perSampleBytes",
-      "--model sd2.1-unet --precision fp32 --attention eager --batch 1 --image 512 → tensorSums.step.activations.perSampleBytes",
-      "--batch 1 --checkpointing full → tensorSums.firstLayer.activations.perSampleBytes",
-    ];
-    let doc = readFileSync(join(root, "docs", "memory-model.md"), "utf8");
-    for (const field of fields) {
-      const quoted = new RegExp(`(<!-- vramfit: plan [^>]*${field.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} -->)([\\d,]+)<!-- /vramfit -->`).exec(doc);
-      expect(quoted, field).not.toBeNull();
-      doc = doc.replace(quoted![0], `${quoted![1]}${Number(quoted![2]!.replace(/,/g, "")) + 512}<!-- /vramfit -->`);
-    }
-    const file = join(mkdtempSync(join(tmpdir(), "vramfit-docs-")), "memory-model.md");
-    writeFileSync(file, doc);
-    const run = checkDocs(file);
+    const run = alteredMemoryModel();
     expect(run.status).toBe(1);
-    for (const field of fields) expect(run.stderr).toContain(field);
+    for (const field of tableFields) expect(run.stderr).toContain(field);
   });
 
   it("a console block in the docs is run again: cli.md's --solve seq block with its output removed is stale", () => {
