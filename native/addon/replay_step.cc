@@ -1,4 +1,4 @@
-// replayStepInto(order, bytes, capacity, maxSplit, maxRounding, divisions, figures, segments): src/fit/cachingAllocator.ts's replay at a capacity, natively (step_replay.h).
+// replayStepInto(order, bytes, capacity, maxSplit, maxRounding, divisions, figures, segments): src/fit/cachingAllocator.ts's replay at a capacity, natively (step_replay.h, which it hands the arguments as a ReplayConfig).
 //
 // test/native/replayStep.test.ts checks that both replays give the same figures and the same
 // segment log (the driver calls in order, asked for with `segments`: what a device probe
@@ -56,19 +56,15 @@ Napi::Value ReplayStepInto(const Napi::CallbackInfo& info) {
   size_t events = 0;
   size_t tensors = 0;
   size_t figureCount = 0;
-  double capacity = 0;
-  double maxSplit = 0;
-  double maxRounding = 0;
-  std::vector<double> divisions;
-  bool segments = false;
+  ReplayConfig config;
   // Infinity crosses Node-API as a double: no limit, unlimited max_split_size.
   if (info.Length() < 8 || !TypedArrayOf(env, info[0], napi_int32_array, &order, &events) || !TypedArrayOf(env, info[1], napi_float64_array, &bytes, &tensors) ||
-      napi_get_value_double(env, info[2], &capacity) != napi_ok || napi_get_value_double(env, info[3], &maxSplit) != napi_ok ||
-      napi_get_value_double(env, info[4], &maxRounding) != napi_ok || !NumbersOf(env, info[5], &divisions) || divisions.empty() ||
-      !TypedArrayOf(env, info[6], napi_float64_array, &figures, &figureCount) || figureCount < kFigures || napi_get_value_bool(env, info[7], &segments) != napi_ok) {
+      napi_get_value_double(env, info[2], &config.capacity) != napi_ok || napi_get_value_double(env, info[3], &config.maxSplit) != napi_ok ||
+      napi_get_value_double(env, info[4], &config.maxRounding) != napi_ok || !NumbersOf(env, info[5], &config.divisions) || config.divisions.empty() ||
+      !TypedArrayOf(env, info[6], napi_float64_array, &figures, &figureCount) || figureCount < kFigures || napi_get_value_bool(env, info[7], &config.segments) != napi_ok) {
     throw Napi::TypeError::New(info.Env(), "replayStepInto(order: Int32Array, bytes: Float64Array, capacity: number, maxSplit: number, maxRounding: number, divisions: number[], figures: Float64Array(7), segments: boolean)");
   }
-  StepReplay replay(capacity, maxSplit, maxRounding, std::move(divisions), segments);
+  StepReplay replay(std::move(config));
   const int64_t failedAt = replay.Run(order, events, bytes, tensors);
   figures[kFits] = failedAt < 0 ? 1 : 0;
   figures[kReservedPeak] = replay.reservedPeak;
@@ -77,7 +73,7 @@ Napi::Value ReplayStepInto(const Napi::CallbackInfo& info) {
   figures[kFrees] = replay.frees;
   figures[kRetries] = replay.retries;
   figures[kFailedAt] = static_cast<double>(failedAt);
-  if (!segments) return Napi::Value();  // undefined
+  if (!replay.config().segments) return Napi::Value();  // undefined
   Napi::Float64Array log = Napi::Float64Array::New(info.Env(), replay.log.size());
   std::copy(replay.log.begin(), replay.log.end(), log.Data());
   return log;

@@ -23,13 +23,24 @@ constexpr double kLargeBuffer = 20971520;
 constexpr double kMinLargeAlloc = 10485760;
 constexpr double kRoundLarge = 2097152;
 
+// What a replay is asked (replay_step.cc reads it from its arguments, and the replay keeps it as
+// given): the device's capacity for the job's segments and PYTORCH_CUDA_ALLOC_CONF's settings.
+// Infinity: no limit (capacity), unlimited max_split_size (maxSplit).
+struct ReplayConfig {
+  double capacity = 0;
+  double maxSplit = 0;
+  double maxRounding = 0;           // max_non_split_rounding
+  std::vector<double> divisions;    // roundup_power2_divisions, at least one
+  bool segments = false;            // keep the segment log (`log`)
+};
+
 class StepReplay {
  public:
-  // `divisions`: roundup_power2_divisions, at least one.
-  StepReplay(double capacity, double maxSplit, double maxRounding, std::vector<double> divisions, bool segments)
-      : capacity_(capacity), maxSplit_(maxSplit), maxRounding_(maxRounding), divisions_(std::move(divisions)), logging_(segments) {
-    plainRounding_ = std::all_of(divisions_.begin(), divisions_.end(), [](double n) { return n <= 1; });
-  }
+  explicit StepReplay(ReplayConfig config)
+      : config_(std::move(config)),
+        plainRounding_(std::all_of(config_.divisions.begin(), config_.divisions.end(), [](double n) { return n <= 1; })) {}
+
+  const ReplayConfig& config() const { return config_; }
 
   // Returns the index of the allocation that ran out of memory, or -1.
   int64_t Run(const int32_t* order, size_t events, const double* bytes, size_t tensors) {
@@ -72,8 +83,8 @@ class StepReplay {
       int exponent = 0;
       std::frexp(request, &exponent);
       const double log2 = exponent - 1;
-      const double index = std::min(std::max(0.0, log2 - 20), static_cast<double>(divisions_.size() - 1));
-      const double n = divisions_[static_cast<size_t>(index)];
+      const double index = std::min(std::max(0.0, log2 - 20), static_cast<double>(config_.divisions.size() - 1));
+      const double n = config_.divisions[static_cast<size_t>(index)];
       if (n > 1 && request > kMinBlockSize * n) {
         const double floor = std::ldexp(1.0, exponent - 1);
         if (floor == request) return request;
@@ -110,9 +121,9 @@ class StepReplay {
   }
 
   int32_t AllocBlock(double segmentBytes, bool small) {
-    if (reserved_ + segmentBytes > capacity_) return -1;
+    if (reserved_ + segmentBytes > config_.capacity) return -1;
     const int32_t id = NewBlock(nextAddress_, segmentBytes, static_cast<int32_t>(mallocs), small);
-    if (logging_) log.push_back(segmentBytes);
+    if (config_.segments) log.push_back(segmentBytes);
     nextAddress_ += segmentBytes;
     mallocs += 1;
     reserved_ += segmentBytes;
@@ -121,7 +132,7 @@ class StepReplay {
   }
 
   void LogFree(int32_t id) {
-    if (logging_) log.push_back(-(blocks_[static_cast<size_t>(id)].segment + 1.0));
+    if (config_.segments) log.push_back(-(blocks_[static_cast<size_t>(id)].segment + 1.0));
   }
 
   // release_block: cudaFree a cached block that is a whole segment.
@@ -134,8 +145,8 @@ class StepReplay {
   }
 
   bool ReleaseAvailable(FreePool& pool, double size) {
-    if (!std::isfinite(maxSplit_)) return false;
-    const double key = size < maxSplit_ ? maxSplit_ : size;
+    if (!std::isfinite(config_.maxSplit)) return false;
+    const double key = size < config_.maxSplit ? config_.maxSplit : size;
     const int32_t found = pool.FirstAtLeast(key);
     if (found >= 0) {
       Release(pool, found);
@@ -144,7 +155,7 @@ class StepReplay {
     double released = 0;
     for (int32_t last = pool.Largest(); last >= 0; last = pool.Largest()) {
       const double s = blocks_[static_cast<size_t>(last)].size;
-      if (released >= key || s < maxSplit_) break;
+      if (released >= key || s < config_.maxSplit) break;
       released += s;
       Release(pool, last);
     }
@@ -198,7 +209,7 @@ class StepReplay {
     int32_t id = pool.FirstAtLeast(size);
     if (id >= 0) {
       const double s = blocks_[static_cast<size_t>(id)].size;
-      if ((size < maxSplit_ && s >= maxSplit_) || (size >= maxSplit_ && s >= size + maxRounding_)) id = -1;
+      if ((size < config_.maxSplit && s >= config_.maxSplit) || (size >= config_.maxSplit && s >= size + config_.maxRounding)) id = -1;
     }
     const bool cached = id >= 0;
     if (!cached) {
@@ -211,12 +222,12 @@ class StepReplay {
         id = AllocBlock(segmentBytes, small);
       }
       if (id < 0) {
-        if (logging_) log.push_back(segmentBytes);
+        if (config_.segments) log.push_back(segmentBytes);
         return -1;
       }
     }
     const double remaining = blocks_[static_cast<size_t>(id)].size - size;
-    if (small ? remaining >= kMinBlockSize : (size < maxSplit_ && remaining > kSmallSize)) {
+    if (small ? remaining >= kMinBlockSize : (size < config_.maxSplit && remaining > kSmallSize)) {
       // should_split: the request takes the front, a new block; the rest keeps the block it was
       // cut from, and with it, where its key allows, that block's place in the pool.
       const int32_t rest = id;
@@ -243,12 +254,8 @@ class StepReplay {
     return id;
   }
 
-  double capacity_;
-  double maxSplit_;
-  double maxRounding_;
-  std::vector<double> divisions_;
-  bool plainRounding_ = true;
-  bool logging_;
+  const ReplayConfig config_;
+  const bool plainRounding_;
   std::vector<Block> blocks_;
   int32_t spare_ = -1;  // the first spare block, linked by poolNext
   FreePool small_{blocks_};
