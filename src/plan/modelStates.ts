@@ -96,7 +96,7 @@ function shardsOf(setup: ResolvedSetup, group?: StateGroup): ReturnType<typeof z
  * to None); the optimizer's temporaries (src/plan/optimizerStep.ts) in `optimizer.step` only.
  * Without `step` every tensor is live throughout.
  */
-export function modelStateTensors(groups: StateGroup[], setup: ResolvedSetup, step?: StateTimeline): PlannedTensor[] {
+export function modelStateTensors(groups: readonly StateGroup[], setup: ResolvedSetup, step?: StateTimeline): PlannedTensor[] {
   // torch.cuda.amp (src/plan/autocast.ts) keeps fp32's model states; its 16-bit copies are on the step's tape.
   const stored = autocastLayout(setup) ? "fp32" : setup.precision;
   const storedWeight = weightBytes(stored);
@@ -212,7 +212,7 @@ function tensorGradientStarts(group: StateGroup, ops: { phase: number; parameter
  * by ZeRO like the optimizer states; under parameter offload each group's weights, partitioned as
  * on the GPU (stage 3; whole for inference). Undefined when nothing is offloaded.
  */
-export function hostStateTensors(groups: StateGroup[], setup: ResolvedSetup): HostPlan | undefined {
+export function hostStateTensors(groups: readonly StateGroup[], setup: ResolvedSetup): HostPlan | undefined {
   const offload = offloads(setup.offload);
   const training = setup.mode === "train";
   if (!offload.params && !(offload.optimizer && training)) return undefined;

@@ -87,7 +87,7 @@ export function moeInferenceWorkspace(arch: TransformerArchitecture, sizes: { s:
  * ranks that hold the same experts. With balanced routing each rank's experts receive, over the
  * all-to-all, as many token slots as its own batch routes: activations per rank are unchanged.
  */
-export function expertParallelGroups(groups: StateGroup[], arch: TransformerArchitecture, ep: number, gpus: number): StateGroup[] {
+export function expertParallelGroups(groups: readonly StateGroup[], arch: TransformerArchitecture, ep: number, gpus: number): readonly StateGroup[] {
   if (ep === 1) return groups;
   const count = arch.experts?.count;
   if (count === undefined) throw invalidArgument("--ep", ep, "1 for a model without experts (expert parallelism shards a mixture of experts)");

@@ -80,7 +80,7 @@ export function weightFormatOf(precision: Precision, weights: WeightFormat | und
  * layers' projections only; embeddings and norms are not linear layers. Groups without linear
  * layers keep their bytes.
  */
-export function quantizedGroups(arch: TransformerArchitecture, groups: ParameterGroup[], format: WeightFormat, otherBytes: number): ParameterGroup[] {
+export function quantizedGroups(arch: TransformerArchitecture, groups: readonly ParameterGroup[], format: WeightFormat, otherBytes: number): ParameterGroup[] {
   const linears = layerLinears(arch);
   const bytesOf = (list: LayerLinear[]) =>
     list.reduce((sum, l) => sum + l.copies * (quantizedMatrixBytes(format, l.inFeatures, l.outFeatures) + (l.bias ? otherBytes * l.outFeatures : 0)), 0);

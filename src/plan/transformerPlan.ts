@@ -52,7 +52,11 @@ function trainingPlan(shape: Shape, setup: ResolvedSetup, groups: ReturnType<typ
   // setups advice compares (ZeRO, GPUs, offload, optimizer) share one timeline.
   const { arch, ...rest } = shape;
   const key = JSON.stringify([rest, setup.checkpointing, setup.hfLoss, setup.precision]);
-  const { phases, tensors, gradientStarts } = sharedTimeline(arch, key, () => layeredTimeline(arch.layers, timeline));
+  // The same with the sizes left out (tokens, image side, the widths tensor parallelism divides):
+  // what decides whether the layers are alike, for src/plan/layerReplication.ts's check.
+  const { s: _s, imageSize: _imageSize, heads: _heads, kvHeads: _kvHeads, ffn: _ffn, tp, ...kind } = rest;
+  const checked = { owner: arch, key: JSON.stringify([kind, tp > 1, setup.checkpointing, setup.hfLoss, setup.precision]) };
+  const { phases, tensors, gradientStarts } = sharedTimeline(arch, key, () => layeredTimeline(arch.layers, timeline, checked));
   const states = modelStateTensors(groups, setup, { phases, gradientStarts, largestTensorElements: largestParameterTensor(shape.arch, setup.tp) });
   return { phases: phases.names, tensors: [...states, ...tensors] };
 }

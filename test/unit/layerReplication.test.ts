@@ -53,4 +53,28 @@ describe("layer replication", () => {
     }
     expect(compared).toBeGreaterThan(100);
   }, 120_000);
+
+  it("checks six layers once per kind of tape: other lengths and tensor-parallel degrees reuse the verdict, and equal the tape built layer by layer", () => {
+    // One workload object for all (the verdict is kept per model); the references each from a new one.
+    const workload = presetWorkload("llama-3.2-1b")!;
+    const base: RunSetup = { mode: "train", precision: "amp", optimizer: "adamw" };
+    const lora: RunSetup = { ...base, lora: { rank: 8, targets: ["q", "v"] } };
+    const kinds = [
+      [128, 256, 512].map((seq): RunSetup => ({ ...base, seq })),
+      [2, 4, 8].map((tp): RunSetup => ({ ...base, tp, seq: 256 })),
+      [128, 256].map((seq): RunSetup => ({ ...lora, seq })),
+    ];
+    for (const setups of kinds) {
+      const before = { ...replicationCounts };
+      for (const setup of setups) {
+        const full = withoutReplication(() => buildPlan(structuredClone(workload), setup));
+        expect(buildPlan(workload, setup), JSON.stringify(setup)).toEqual(full);
+      }
+      expect(replicationCounts.checked, JSON.stringify(setups[0])).toBe(before.checked + 1);
+      // The verdict, whichever it was, held for every setup of the kind.
+      const replicated = replicationCounts.replicated - before.replicated;
+      expect([0, setups.length]).toContain(replicated);
+      expect(replicated + replicationCounts.refused - before.refused).toBe(setups.length);
+    }
+  });
 });
