@@ -5,6 +5,7 @@ import { hostBytes, type MemoryPlan } from "../plan/memoryPlan.js";
 import { offloads, type Offload } from "../plan/offload.js";
 import { resolveSetup, type RunSetup } from "../plan/setup.js";
 import { wholeStepStateBytes } from "../plan/stateFloor.js";
+import { tensorParallelApplies } from "../plan/transformerPlan.js";
 import { validateAdviceRequest } from "./validateAdvice.js";
 import { hasAttention, type Workload } from "../workload/workload.js";
 import { COSTS, plural, type AdviceKind, type Cost } from "./costs.js";
@@ -311,9 +312,12 @@ async function singleChanges(request: AdviceRequest, reaches: (setup: RunSetup) 
     const degrees = TP_DEGREES.filter((t) => t > s.tp && t % s.tp === 0);
     const valid: number[] = [];
     const planOf = planner(workload);
+    // Where the user's setup applies (its plan is built: advice measured it first), a degree
+    // applies when it splits the heads (src/plan/transformerPlan.ts); otherwise each is built.
+    const applies = planOf(setup) !== undefined;
     for (const t of degrees) {
       await checkpoint(request.signal); // a deep model's plan takes a while to build
-      if (planOf({ ...setup, tp: t }) !== undefined) valid.push(t);
+      if (applies ? tensorParallelApplies(workload, t) : planOf({ ...setup, tp: t }) !== undefined) valid.push(t);
     }
     if (valid.length > 0) {
       const t = (await firstPassing(valid, (tp) => reaches({ ...setup, tp }))) ?? valid[valid.length - 1]!;

@@ -141,6 +141,17 @@ function sequenceOf(workload: TransformerWorkload, setup: ResolvedSetup): { s: n
   return { s, imageSize: 0 };
 }
 
+/**
+ * Whether `tp` splits the model's heads as tensorParallelWidths requires: of the plan's checks, the
+ * only one the degree alone decides (sequence parallelism asks only for a degree above 1). So a
+ * setup that applies applies with another degree exactly when this holds, and advice learns which
+ * degrees it may offer without building a plan for each.
+ */
+export function tensorParallelApplies(workload: TransformerWorkload, tp: number): boolean {
+  const arch = workload.architecture;
+  return arch.heads % tp === 0 && (arch.kvHeads % tp === 0 || tp % arch.kvHeads === 0);
+}
+
 function tensorParallelWidths(workload: TransformerWorkload, tp: number): { heads: number; kvHeads: number; ffn: number } {
   const arch = workload.architecture;
   if (arch.heads % tp !== 0) throw invalidArgument("--tp", tp, `a divisor of the ${arch.heads} attention heads of ${workload.name}`);

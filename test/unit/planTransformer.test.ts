@@ -2,10 +2,11 @@
 import { describe, expect, test } from "vitest";
 import { VramfitError } from "../../src/errors.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
+import { tensorParallelApplies } from "../../src/plan/transformerPlan.js";
 import { bytesByCategory, liveTensors, peakPhase, type MemoryPlan } from "../../src/plan/memoryPlan.js";
 import type { RunSetup } from "../../src/plan/setup.js";
 import { gptArchitecture } from "../../src/workload/transformerFamilies.js";
-import { presetWorkload } from "../../src/workload/presets.js";
+import { listPresets, presetWorkload } from "../../src/workload/presets.js";
 import type { TransformerWorkload } from "../../src/workload/workload.js";
 
 // What autograd saves (category `activations`): the step's other tensors under the same prefix are
@@ -188,5 +189,25 @@ describe("options that do not apply are one-line errors", () => {
   test("the default sequence is the model's context length", () => {
     expect(buildPlan(presetWorkload("bert-large")!, train).description).toContain("seq 512");
     expect(buildPlan(presetWorkload("llama-3-8b")!, train).description).toContain("seq 8192");
+  });
+
+  test("a tensor-parallel degree applies exactly where the plan builds (advice decides the degrees it offers without building them)", () => {
+    let refused = 0;
+    for (const preset of listPresets()) {
+      const workload = presetWorkload(preset.name)!;
+      if (workload.kind !== "transformer") continue;
+      for (const tp of [1, 2, 3, 4, 5, 6, 8, 12, 16, 32, 64]) {
+        let builds = true;
+        try {
+          buildPlan(workload, { mode: "infer", precision: "fp16", optimizer: "adamw", tp }); // inference: no step to build
+        } catch (error) {
+          if (!(error instanceof VramfitError)) throw error;
+          builds = false;
+        }
+        expect(tensorParallelApplies(workload, tp), `${preset.name} --tp ${tp}`).toBe(builds);
+        if (!builds) refused += 1;
+      }
+    }
+    expect(refused).toBeGreaterThan(20); // degrees that split no head count, KV-head counts neither divided nor dividing
   });
 });
