@@ -15,10 +15,14 @@
 // has no replayAtCapacity, its cachingAllocatorSegments (no capacity) is timed. Where the addon
 // has the native replay it answers (its load is timed apart, before the replay);
 // VRAMFIT_NATIVE_REPLAY=0 times the TypeScript replay instead.
-//   node scripts/replay-speed.mjs --cli --against DIR [--runs N]
+//   node scripts/replay-speed.mjs --cli [--against DIR] [--runs N]
 // times the whole `vramfit batch --model resnet152` (no GPU: four catalog GPUs answered
-// analytically) of this checkout and of the checkout DIR, interleaved: the process's CPU time
-// (user + system, read at exit), medians.
+// analytically) of this checkout (and of the checkout DIR, interleaved): the process's CPU time
+// (user + system, read at exit), medians; and, by timers around each call of the addon's
+// replayStepInto (wrapped where the addon loads), how many native replays the command made and
+// the wall time spent inside them, median over the runs (a CPU profile charges a native call's
+// time to the JavaScript that made it, and inflates it: timers say what the replays cost; reading
+// the CPU clock around each call, getrusage, made the calls several times slower here).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -121,31 +125,55 @@ async function worker(name) {
   return { name, events, micros, wallMicros, warmMicros: warm[warm.length >> 1], native: addonLoadMicros !== undefined, ...(addonLoadMicros !== undefined && { addonLoadMicros }), ...(result.fits !== undefined && { fits: result.fits, cudaFrees: result.cudaFrees, allocRetries: result.allocRetries }) };
 }
 
-/** CPU seconds of `vramfit batch --model resnet152` run from `checkout`, read by a preloaded exit hook. */
+/** CPU seconds of `vramfit batch --model resnet152` run from `checkout`, and its native replays' count, CPU and wall seconds, read by a preloaded exit hook. */
 function cliCpu(checkout, preload) {
   const env = { PATH: process.env.PATH ?? "", VRAMFIT_CUDA_LIBRARY: "/nonexistent/libcuda.so.1" };
   const child = spawnSync(process.execPath, ["--require", preload, resolve(checkout, "bin/vramfit.js"), "batch", "--model", "resnet152"], { encoding: "utf8", env });
-  const line = /^cpu-us (\d+)$/m.exec(child.stderr);
+  const line = /^cpu-us (\d+) replays (\d+) replay-wall-us (\d+)$/m.exec(child.stderr);
   if (line === null) throw new Error(`${checkout}: no CPU figure (status ${child.status}): ${child.stderr}`);
-  return Number(line[1]) / 1e6;
+  return { cpu: Number(line[1]) / 1e6, replays: Number(line[2]), replayWall: Number(line[3]) / 1e6 };
 }
 
+/** The preload: wraps the addon's replayStepInto in timers as the addon loads, and prints the figures at exit. */
+const CLI_PRELOAD = `const Module = require("node:module");
+const load = Module._extensions[".node"];
+let replays = 0, wall = 0n;
+Module._extensions[".node"] = function (module, filename) {
+  load.call(this, module, filename);
+  const replay = module.exports.replayStepInto;
+  if (typeof replay !== "function") return;
+  module.exports.replayStepInto = function (...args) {
+    const started = process.hrtime.bigint();
+    try { return replay.apply(this, args); } finally {
+      wall += process.hrtime.bigint() - started;
+      replays += 1;
+    }
+  };
+};
+process.on("exit", () => { const u = process.cpuUsage(); process.stderr.write(\`\\ncpu-us \${u.user + u.system} replays \${replays} replay-wall-us \${wall / 1000n}\\n\`); });
+`;
+
 if (args.cli) {
-  if (args.against === undefined) throw new Error("--cli needs --against DIR (the checkout to compare with)");
   const dir = mkdtempSync(resolve(tmpdir(), "replay-speed-"));
   const preload = resolve(dir, "cpu.cjs");
-  writeFileSync(preload, 'process.on("exit", () => { const u = process.cpuUsage(); process.stderr.write(`\\ncpu-us ${u.user + u.system}\\n`); });\n');
-  const checkouts = [resolve(args.against), root];
-  const seconds = checkouts.map(() => []);
+  writeFileSync(preload, CLI_PRELOAD);
+  const checkouts = args.against === undefined ? [root] : [resolve(args.against), root];
+  const samples = checkouts.map(() => []);
   try {
-    for (let run = 0; run < Number(args.runs); run++) checkouts.forEach((c, i) => seconds[i].push(cliCpu(c, preload)));
+    for (let run = 0; run < Number(args.runs); run++) checkouts.forEach((c, i) => samples[i].push(cliCpu(c, preload)));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-  const rows = checkouts.map((c, i) => ({ checkout: c, runs: seconds[i].length, medianCpuSeconds: median(seconds[i]) }));
+  const rows = checkouts.map((c, i) => ({
+    checkout: c,
+    runs: samples[i].length,
+    medianCpuSeconds: median(samples[i].map((x) => x.cpu)),
+    nativeReplays: median(samples[i].map((x) => x.replays)),
+    medianReplayWallSeconds: median(samples[i].map((x) => x.replayWall)),
+  }));
   if (args.json) process.stdout.write(`${JSON.stringify({ node: process.version, command: "vramfit batch --model resnet152", rows }, null, 2)}\n`);
-  else for (const r of rows) console.log(`vramfit batch --model resnet152  ${r.checkout}  CPU median ${r.medianCpuSeconds.toFixed(3)} s over ${r.runs} runs`);
+  else for (const r of rows) console.log(`vramfit batch --model resnet152  ${r.checkout}  CPU median ${r.medianCpuSeconds.toFixed(3)} s over ${r.runs} runs; ${r.nativeReplays} native replays, ${(r.medianReplayWallSeconds * 1e3).toFixed(2)} ms (wall) inside them`);
 } else if (args.worker !== undefined) {
   process.stdout.write(`${JSON.stringify(await worker(args.worker))}\n`);
 } else {
