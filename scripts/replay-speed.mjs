@@ -25,7 +25,7 @@
 // the CPU clock around each call, getrusage, made the calls several times slower here).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -157,6 +157,7 @@ if (args.cli) {
   const dir = mkdtempSync(resolve(tmpdir(), "replay-speed-"));
   const preload = resolve(dir, "cpu.cjs");
   writeFileSync(preload, CLI_PRELOAD);
+  const loadBefore = loadavg()[0];
   const checkouts = args.against === undefined ? [root] : [resolve(args.against), root];
   const samples = checkouts.map(() => []);
   try {
@@ -172,12 +173,15 @@ if (args.cli) {
     nativeReplays: median(samples[i].map((x) => x.replays)),
     medianReplayWallSeconds: median(samples[i].map((x) => x.replayWall)),
   }));
-  if (args.json) process.stdout.write(`${JSON.stringify({ node: process.version, command: "vramfit batch --model resnet152", rows }, null, 2)}\n`);
-  else for (const r of rows) console.log(`vramfit batch --model resnet152  ${r.checkout}  CPU median ${r.medianCpuSeconds.toFixed(3)} s over ${r.runs} runs; ${r.nativeReplays} native replays, ${(r.medianReplayWallSeconds * 1e3).toFixed(2)} ms (wall) inside them`);
+  const load = `${loadBefore.toFixed(2)} → ${loadavg()[0].toFixed(2)}`;
+  if (args.json) process.stdout.write(`${JSON.stringify({ node: process.version, command: "vramfit batch --model resnet152", load, rows }, null, 2)}\n`);
+  else for (const r of rows) console.log(`vramfit batch --model resnet152  ${r.checkout}  CPU median ${r.medianCpuSeconds.toFixed(3)} s over ${r.runs} runs; ${r.nativeReplays} native replays, ${(r.medianReplayWallSeconds * 1e3).toFixed(2)} ms (wall) inside them; load average ${load}`);
 } else if (args.worker !== undefined) {
   process.stdout.write(`${JSON.stringify(await worker(args.worker))}\n`);
 } else {
   const runs = Number(args.runs);
+  // The 1-minute load average before and after: on a shared machine the figures move with it.
+  const loadBefore = loadavg()[0];
   const rows = [];
   for (const name of CASES) {
     const samples = [];
@@ -215,9 +219,10 @@ if (args.cli) {
     const { micros: _, wallMicros: __, addonLoadMicros: ___, warmMicros: ____, ...shown } = last;
     rows.push({ ...shown, runs: samples.length, medianMs: samples[samples.length >> 1] / 1e3, warmMedianMs: warms[warms.length >> 1] / 1e3, maxMs: samples[samples.length - 1] / 1e3, medianWallMs: walls[walls.length >> 1] / 1e3, minWallMs: walls[0] / 1e3, ...(loads.length > 0 && { addonLoadMedianMs: [...loads].sort((a, b) => a - b)[loads.length >> 1] / 1e3 }) });
   }
-  if (args.json) process.stdout.write(`${JSON.stringify({ root, node: process.version, rows }, null, 2)}\n`);
+  const load = `${loadBefore.toFixed(2)} → ${loadavg()[0].toFixed(2)}`;
+  if (args.json) process.stdout.write(`${JSON.stringify({ root, node: process.version, load, rows }, null, 2)}\n`);
   else {
-    console.log(`one replay in a fresh process (${root}, node ${process.version}, ${runs} processes per case)`);
+    console.log(`one replay in a fresh process (${root}, node ${process.version}, ${runs} processes per case, load average ${load})`);
     for (const r of rows) {
       if (r.skipped !== undefined) console.log(`${r.name.padEnd(20)} skipped: ${r.skipped}`);
       else console.log(`${r.name.padEnd(20)} ${String(r.events).padStart(6)} events  CPU median ${r.medianMs.toFixed(3)} ms, max ${r.maxMs.toFixed(3)} ms, warm ${r.warmMedianMs.toFixed(3)} ms (wall median ${r.medianWallMs.toFixed(3)} ms, min ${r.minWallMs.toFixed(3)} ms)${r.native ? `, native (addon load ${r.addonLoadMedianMs.toFixed(3)} ms wall, not counted)` : ", TypeScript"}${r.fits !== undefined ? `  fits ${r.fits}, cudaFree ${r.cudaFrees}, retries ${r.allocRetries}` : ""}`);
