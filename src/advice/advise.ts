@@ -382,11 +382,16 @@ async function combination(
   }
   const degrees = transformer ? TP_DEGREES.filter((t) => t >= s.tp && t % s.tp === 0) : [s.tp];
   const layouts: { tp: number; gpus: number; offload?: Offload }[] = [];
+  // Training's layouts of one degree differ only in --gpus, and under ZeRO-3 the GPU count decides
+  // no check but --ep's (it must divide them): without --ep a degree that does not apply reaches
+  // nothing at any count (its plan does not build), so the search itself says so, and no plan at
+  // one GPU is built only to ask (four of the advice case's, each as large as any other).
+  const countsDecide = !train || (s.ep ?? 1) !== 1;
   const tryLayouts = async (offload?: Offload) => {
     for (const tp of degrees) {
       const at = (gpus: number): RunSetup => ({ ...setup, ...base, tp, ...(train && { zeroStage: 3 as const, gpus }), ...(offload && { offload }) });
       await checkpoint(request.signal); // a deep model's plan takes a while to build
-      if (!applies(at(1))) continue; // this degree does not apply
+      if (countsDecide && !applies(at(1))) continue; // this degree does not apply
       const gpus = train ? await firstPassing(GPU_COUNTS, (n) => reaches(at(n))) : (await reaches(at(1))) ? 1 : undefined;
       if (gpus !== undefined) layouts.push({ tp, gpus, ...(offload && { offload }) });
     }
