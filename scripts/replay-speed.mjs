@@ -21,8 +21,9 @@
 // (user + system, read at exit), medians; and, by timers around each call of the addon's
 // replayStepInto (wrapped where the addon loads), how many native replays the command made and
 // the wall time spent inside them, median over the runs (a CPU profile charges a native call's
-// time to the JavaScript that made it, and inflates it: timers say what the replays cost; reading
-// the CPU clock around each call, getrusage, made the calls several times slower here).
+// time to the JavaScript that made it, and inflates it: timers say what the replays cost; only the
+// wall clock is read around each call: in a trial that also read the CPU clock there, getrusage,
+// the time inside the replays came out several times larger).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -125,7 +126,7 @@ async function worker(name) {
   return { name, events, micros, wallMicros, warmMicros: warm[warm.length >> 1], native: addonLoadMicros !== undefined, ...(addonLoadMicros !== undefined && { addonLoadMicros }), ...(result.fits !== undefined && { fits: result.fits, cudaFrees: result.cudaFrees, allocRetries: result.allocRetries }) };
 }
 
-/** CPU seconds of `vramfit batch --model resnet152` run from `checkout`, and its native replays' count, CPU and wall seconds, read by a preloaded exit hook. */
+/** CPU seconds of `vramfit batch --model resnet152` run from `checkout`, its native replays' count and the wall seconds inside them, read by a preloaded exit hook. */
 function cliCpu(checkout, preload) {
   const env = { PATH: process.env.PATH ?? "", VRAMFIT_CUDA_LIBRARY: "/nonexistent/libcuda.so.1" };
   const child = spawnSync(process.execPath, ["--require", preload, resolve(checkout, "bin/vramfit.js"), "batch", "--model", "resnet152"], { encoding: "utf8", env });
