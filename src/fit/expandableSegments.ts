@@ -142,8 +142,12 @@ class Pool {
   readonly free = new FreePool();
   /** Unmapped blocks by address (`unmapped`); empty when the pool has no segment. */
   unmapped: Block[] = [];
-  /** For a probe: each mapped page's address → its index among the pages mapped. */
-  readonly pageIndex = new Map<number, number>();
+  /**
+   * For a probe: by page number within the segment, the page's index among the pages mapped. An
+   * array, not a Map keyed by address: a probe of a multi-terabyte budget maps millions of pages,
+   * and Map.set was a sixth of such a probe's CPU.
+   */
+  readonly pageIndex: number[] = [];
   /** Where the next segment's address space begins. */
   private nextBase = 0;
   private base = 0;
@@ -223,21 +227,66 @@ export function replayExpandable(step: AllocationStep, capacityBytes = Number.PO
 }
 
 /**
- * The step's pages as a device probe takes them (see cachingAllocator.ts' probeSteps): every page
- * mapped, in order (each its own cuMemCreate), and as flattened (before, which) pairs the pages
- * unmapped before page `before` is mapped; `fits` false when the replay at `capacityBytes` ran out.
+ * The step's pages as a device probe takes them (see cachingAllocator.ts' probeSteps): the
+ * allocations in order, and as flattened (before, which) pairs the allocations given back before
+ * allocation `before` is made; `fits` false when the replay at `capacityBytes` ran out.
+ *
+ * PyTorch makes one cuMemCreate per page and maps it into the segment's reserved address range
+ * (ExpandableSegment::map). The probe allocates instead, with cuMemAlloc, one block for each run
+ * of pages that one map_block mapped and the out-of-memory path unmaps at the same moment (or
+ * never): the bytes held are the same at every step, in whole pages (20 MiB and 2 MiB, multiples
+ * of the driver's 2 MiB granularity), with one driver call per run instead of per page. A step that
+ * maps a terabyte maps 50,000 pages; the probe's cost is in its driver calls, and the addon has no
+ * virtual-memory path (cuMemCreate, cuMemAddressReserve, cuMemMap) to exercise. What this leaves
+ * out on a real GPU: the driver's own cost per physical allocation and its VMM granularity (2 MiB
+ * on every GPU PyTorch runs on, dividing both page sizes).
  */
 export function expandableProbeSteps(step: AllocationStep, capacityBytes: number, conf: AllocConf = DEFAULT_ALLOC_CONF): { sizes: number[]; releases: number[]; fits: boolean } {
-  const probe = { sizes: [] as number[], releases: [] as number[] };
-  const { fits } = replay(step, capacityBytes, conf, undefined, probe.sizes, probe.releases);
-  return { ...probe, fits };
+  const pages: number[] = [];
+  const releases: number[] = [];
+  const mapStarts: number[] = [];
+  const { fits } = replay(step, capacityBytes, conf, undefined, pages, releases, mapStarts);
+  return { ...pageRuns(pages, releases, mapStarts), fits };
+}
+
+/**
+ * Joins consecutive pages of one map that are given back together (or never) into one allocation:
+ * `releases` (before, which) renumbered to the runs. A release's `before` is the first page of a
+ * map, so it starts a run, and `which` lies in an earlier run.
+ */
+function pageRuns(pages: readonly number[], releases: readonly number[], mapStarts: readonly number[]): { sizes: number[]; releases: number[] } {
+  const count = pages.length;
+  const releasedBefore = new Float64Array(count).fill(Number.POSITIVE_INFINITY);
+  const starts = new Uint8Array(count + 1);
+  for (const start of mapStarts) starts[start] = 1;
+  for (let r = 0; r < releases.length; r += 2) {
+    starts[releases[r]!] = 1;
+    releasedBefore[releases[r + 1]!] = releases[r]!;
+  }
+  const run = new Int32Array(count + 1);
+  const sizes: number[] = [];
+  for (let page = 0; page < count; page++) {
+    if (page === 0 || starts[page] === 1 || releasedBefore[page] !== releasedBefore[page - 1]) sizes.push(pages[page]!);
+    else sizes[sizes.length - 1]! += pages[page]!;
+    run[page] = sizes.length - 1;
+  }
+  run[count] = sizes.length;
+  const given = new Uint8Array(sizes.length);
+  const runReleases: number[] = [];
+  for (let r = 0; r < releases.length; r += 2) {
+    const which = run[releases[r + 1]!]!;
+    if (given[which] === 1) continue;
+    given[which] = 1;
+    runReleases.push(run[releases[r]!]!, which);
+  }
+  return { sizes, releases: runReleases };
 }
 
 /**
  * The replay; `log` collects map/unmap bytes, `pages` the size of every page mapped and
  * `releases` (with `pages`) the (before, which) pairs of the pages unmapped.
  */
-function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, log: number[] | undefined, pages?: number[], releases?: number[]): ExpandableReplayResult {
+function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, log: number[] | undefined, pages?: number[], releases?: number[], mapStarts?: number[]): ExpandableReplayResult {
   const { order, bytes } = asTrace(step);
   const { maxSplitSizeBytes: maxSplit, maxNonSplitRoundingBytes: maxRounding, roundupPower2Divisions: divisions } = conf;
   const small = new Pool(K_SMALL_BUFFER);
@@ -281,8 +330,9 @@ function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, lo
     maps += 1;
     log?.push(mappedBytes);
     if (pages !== undefined) {
-      for (let at = mapStart; at < mapStart + mappedBytes; at += pool.pageBytes) {
-        pool.pageIndex.set(at, pages.length);
+      mapStarts?.push(pages.length);
+      for (let page = pool.pageDown(mapStart), end = page + mappedBytes / pool.pageBytes; page < end; page++) {
+        pool.pageIndex[page] = pages.length;
         pages.push(pool.pageBytes);
       }
     }
@@ -335,10 +385,7 @@ function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, lo
     unmaps += 1;
     log?.push(-size);
     if (pages !== undefined && releases !== undefined) {
-      for (let at = start; at < start + size; at += pool.pageBytes) {
-        releases.push(pages.length, pool.pageIndex.get(at)!);
-        pool.pageIndex.delete(at);
-      }
+      for (let page = first; page < last; page++) releases.push(pages.length, pool.pageIndex[page]!);
     }
   };
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { parseAllocConf } from "../../src/fit/allocConf.js";
 import { replayAtCapacity } from "../../src/fit/cachingAllocator.js";
-import { replayExpandable } from "../../src/fit/expandableSegments.js";
+import { expandableProbeSteps, replayExpandable } from "../../src/fit/expandableSegments.js";
 import type { AllocationEvent } from "../../src/step/allocationTrace.js";
 
 const MiB = 2 ** 20;
@@ -32,6 +32,14 @@ describe("expandable segments at a capacity", () => {
     const replay = replayExpandable(pressure, 100 * MiB, expandable, { segments: true });
     expect(replay.mapLog).toEqual([40 * MiB, 20 * MiB, -20 * MiB, 60 * MiB]);
     expect({ fits: replay.fits, reserved: replay.reservedPeakBytes, retries: replay.allocRetries, maps: replay.cudaMallocs, unmaps: replay.cudaFrees }).toEqual({ fits: true, reserved: 100 * MiB, retries: 1, maps: 3, unmaps: 1 });
+  });
+
+  it("a device probe allocates each map's pages that are unmapped together as one block, given back where PyTorch unmaps them", () => {
+    // No pressure: three maps, nothing unmapped, three allocations (not six pages).
+    expect(expandableProbeSteps(pressure, Number.POSITIVE_INFINITY, expandable)).toEqual({ sizes: [40 * MiB, 20 * MiB, 60 * MiB], releases: [], fits: true });
+    // At 100 MiB the first map's page 0 is unmapped before C's map and its page 1 is not: two
+    // blocks, the first given back before allocation 3 (C's three pages), so at most 100 MiB held.
+    expect(expandableProbeSteps(pressure, 100 * MiB, expandable)).toEqual({ sizes: [20 * MiB, 20 * MiB, 20 * MiB, 60 * MiB], releases: [3, 0], fits: true });
   });
 
   it("runs out where even the unmapped pages leave too little, with the failed allocation's index", () => {
