@@ -9,7 +9,7 @@
 // this Node, the arm64 one in an arm64 Node under qemu-aarch64-static where that is installed.
 // The simulated driver (libcudasim.so) is built alongside for each arch
 // (build/prebuild-<arch>/Release), for test/package/prebuilds.test.ts; it is not packed. The
-// simulated GPU's libraries (native/stubs: libcudart, libcublas, libcublasLt, libcudnn, libcuda for
+// simulated GPU's libraries (native/stubs: libcudart, libcublas, libcublasLt, libcudnn, libcuda, libnvidia-ml for
 // CUDA 13 and 12) and their libsimgpu.so are packed, in prebuilds/<platform>/stubs, under the same floor. Incremental: a second run rebuilds what changed.
 //   node scripts/prebuild.mjs [--arch x64,arm64]
 // Needs root, debootstrap and Debian's archive the first time (the root is cached outside the clone).

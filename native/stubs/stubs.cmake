@@ -64,11 +64,25 @@ foreach(major 13 12)
     set_target_properties(cuda_driver_stub${major} PROPERTIES LIBRARY_OUTPUT_DIRECTORY${config_dir} "${CMAKE_BINARY_DIR}/Release/stubs/cuda${major}")
   endforeach()
   target_link_options(cuda_driver_stub${major} PRIVATE "LINKER:-soname,libcuda.so.1" "LINKER:--version-script=${SIM}/exports.map")
+  # The simulated NVML, as the libnvidia-ml.so.1 of the folder: torch 2.14.1 dlopens it by that name
+  # before an expandable segment's first map (c10/cuda/PeerToPeerAccess.cpp, get_fabric_access) and
+  # calls what it found without checking, so a job with expandable_segments:True crashed without it;
+  # torch.cuda.device_count asks it first too (torch/cuda/__init__.py, _device_count_nvml), and it
+  # answers from the same machine (libsimgpu.so) as the driver beside it. Found on LD_LIBRARY_PATH,
+  # not preloaded.
+  add_library(nvml_stub${major} SHARED native/sim/nvml_sim.cc)
+  target_link_libraries(nvml_stub${major} PRIVATE simgpu)
+  set_target_properties(nvml_stub${major} PROPERTIES OUTPUT_NAME libnvidia-ml.so.1 PREFIX "" SUFFIX "" NO_SONAME ON
+    BUILD_WITH_INSTALL_RPATH ON INSTALL_RPATH "\$ORIGIN/../..")  # libsimgpu.so, two folders up
+  foreach(config_dir "" _DEBUG _RELEASE _RELWITHDEBINFO _MINSIZEREL)
+    set_target_properties(nvml_stub${major} PROPERTIES LIBRARY_OUTPUT_DIRECTORY${config_dir} "${CMAKE_BINARY_DIR}/Release/stubs/cuda${major}")
+  endforeach()
+  target_link_options(nvml_stub${major} PRIVATE "LINKER:-soname,libnvidia-ml.so.1" "LINKER:--version-script=${SIM}/nvml_exports.map")
 endforeach()
 
 # Every library a job loads on the simulated GPU, both CUDA majors, in one target: what the prebuilds
 # build and ship (scripts/prebuild.mjs) beside libsimgpu.so, which the stubs find two folders up.
 add_custom_target(simulated_gpu_stubs)
 foreach(major 13 12)
-  add_dependencies(simulated_gpu_stubs cudart_stub${major} cublas_stub${major} cublaslt_stub${major} cudnn_stub${major} cuda_driver_stub${major})
+  add_dependencies(simulated_gpu_stubs cudart_stub${major} cublas_stub${major} cublaslt_stub${major} cudnn_stub${major} cuda_driver_stub${major} nvml_stub${major})
 endforeach()

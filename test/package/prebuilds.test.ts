@@ -68,7 +68,7 @@ describe("every packed .node: nothing above GLIBC_2.28, no GLIBCXX_ or CXXABI_ (
 // --- The simulated GPU's libraries (native/stubs), shipped beside each prebuild --------------------
 
 /** What each prebuild folder carries for `--exec … --gpu ID` on a machine with no GPU (scripts/prebuild.mjs). */
-const STUB_FILES = ["libsimgpu.so", ...[13, 12].flatMap((major) => [`libcublas.so.${major}`, `libcublasLt.so.${major}`, "libcuda.so.1", `libcudart.so.${major}`, "libcudnn.so.9"].map((name) => `stubs/cuda${major}/${name}`))];
+const STUB_FILES = ["libsimgpu.so", ...[13, 12].flatMap((major) => [`libcublas.so.${major}`, `libcublasLt.so.${major}`, "libcuda.so.1", `libcudart.so.${major}`, "libcudnn.so.9", "libnvidia-ml.so.1"].map((name) => `stubs/cuda${major}/${name}`))];
 
 describe("the simulated GPU's libraries ship in the prebuilds", () => {
   it.skipIf(!found.ready || !objdump)(titled("each arch carries the stubs of CUDA 13 and 12 and libsimgpu.so, with their sonames, none above GLIBC_2.28", found), () => {
