@@ -48,7 +48,7 @@ export function layeredTimeline(layers: number, build: (layers: number) => StepT
   }
   const small = build(BUILT_LAYERS);
   if (known === undefined) {
-    known = sameTimeline(replicate(small, BUILT_LAYERS + 1), build(BUILT_LAYERS + 1));
+    known = sameTimeline(replicate(small, BUILT_LAYERS + 1).timeline, build(BUILT_LAYERS + 1));
     replicationCounts.checked += 1;
     if (checked !== undefined) {
       let byKey = verdicts.get(checked.owner);
@@ -61,7 +61,77 @@ export function layeredTimeline(layers: number, build: (layers: number) => StepT
     }
   }
   replicationCounts.replicated += 1;
-  return replicate(small, layers);
+  if (checked === undefined) return replicate(small, layers).timeline;
+  // Another timeline of this kind (other sizes) made from a small one laid out alike: the same
+  // names, phases and origins, so only the bytes are copied (GPT-3's 96 layers renamed per tensor
+  // for each of its 12 timelines was a fifth of a timeline's cost).
+  const key = `${layers} ${checked.key}`;
+  let byKey = layouts.get(checked.owner);
+  if (byKey === undefined) layouts.set(checked.owner, (byKey = new Map()));
+  const layout = byKey.get(key);
+  if (layout !== undefined && sameLayout(layout.small, small)) {
+    replicationCounts.refilled += 1;
+    return refill(layout, small);
+  }
+  const made = replicate(small, layers);
+  // (Groups whose renamed names met would leave the sources out of step: not kept then.)
+  if (made.groupSources.length === made.timeline.parameterGradientStarts.size) byKey.set(key, { small, ...made });
+  return made.timeline;
+}
+
+/** A replicated timeline, the small one it came from, and where each of its tensors and gradient groups came from in it. */
+interface Layout {
+  small: StepTimeline;
+  timeline: StepTimeline;
+  /** Per tensor of `timeline`, the index of the small timeline's tensor it copies. */
+  sources: Int32Array;
+  /** Per group of `timeline.parameterGradientStarts` (in its order), the small timeline's group it copies. */
+  groupSources: string[];
+}
+/** Per model (by identity), the last layout of each kind and layer count. */
+const layouts = new WeakMap<object, Map<string, Layout>>();
+
+/** Whether two small timelines differ at most in their tensors' bytes and their ops' parameter counts. */
+function sameLayout(a: StepTimeline, b: StepTimeline): boolean {
+  if (a.phases.names.length !== b.phases.names.length || a.phases.names.some((name, i) => name !== b.phases.names[i])) return false;
+  if (JSON.stringify(a.phases.stages) !== JSON.stringify(b.phases.stages)) return false;
+  if (a.phases.optimizerStep !== b.phases.optimizerStep || a.phases.zeroGrad !== b.phases.zeroGrad) return false;
+  if (a.tensors.length !== b.tensors.length || a.origins.some((o, i) => o !== b.origins[i])) return false;
+  for (let i = 0; i < a.tensors.length; i++) {
+    const x = a.tensors[i]!;
+    const y = b.tensors[i]!;
+    if (x.name !== y.name || x.category !== y.category || x.firstPhase !== y.firstPhase || x.lastPhase !== y.lastPhase) return false;
+  }
+  if (a.gradientStarts.size !== b.gradientStarts.size) return false;
+  const groups = [...b.gradientStarts.keys()];
+  if ([...a.gradientStarts].some(([group, phase], i) => groups[i] !== group || b.gradientStarts.get(group) !== phase)) return false;
+  if (a.parameterGradientStarts.size !== b.parameterGradientStarts.size) return false;
+  const parameterGroups = [...b.parameterGradientStarts.keys()];
+  let i = 0;
+  for (const [group, list] of a.parameterGradientStarts) {
+    const other = b.parameterGradientStarts.get(group);
+    if (parameterGroups[i++] !== group || other === undefined || other.length !== list.length || list.some((x, j) => x.phase !== other[j]!.phase)) return false;
+  }
+  return true;
+}
+
+/** `layout.timeline` with the bytes (and parameter counts) of `small`, laid out as `layout.small` (sameLayout): what replicate(small) makes. */
+function refill(layout: Layout, small: StepTimeline): StepTimeline {
+  const made = layout.timeline;
+  const tensors: PlannedTensor[] = new Array(made.tensors.length);
+  for (let i = 0; i < tensors.length; i++) {
+    const m = made.tensors[i]!;
+    const t = small.tensors[layout.sources[i]!]!;
+    tensors[i] = { name: m.name, category: m.category, fixedBytes: t.fixedBytes, perSampleBytes: t.perSampleBytes, firstPhase: m.firstPhase, lastPhase: m.lastPhase };
+  }
+  const parameterGradientStarts = new Map<string, { phase: number; parameters: number }[]>();
+  let g = 0;
+  for (const [group, list] of made.parameterGradientStarts) {
+    const from = small.parameterGradientStarts.get(layout.groupSources[g++]!)!;
+    parameterGradientStarts.set(group, list.map((x, j) => ({ phase: x.phase, parameters: from[j]!.parameters })));
+  }
+  // Phases, gradient starts and origins are the layout's: values nobody edits (src/plan/timelineCache.ts).
+  return { phases: made.phases, tensors, gradientStarts: made.gradientStarts, parameterGradientStarts, origins: made.origins };
 }
 
 /**
@@ -78,10 +148,10 @@ export interface CheckedTape {
 const verdicts = new WeakMap<object, Map<string, boolean>>();
 
 /** Timelines made by replication, those refused (built in full), and six-layer checks run: what the tests read. */
-export const replicationCounts = { replicated: 0, refused: 0, checked: 0 };
+export const replicationCounts = { replicated: 0, refused: 0, checked: 0, refilled: 0 };
 
 /** `small` (BUILT_LAYERS layers) with its template layer repeated to make `layers`. */
-function replicate(small: StepTimeline, layers: number): StepTimeline {
+function replicate(small: StepTimeline, layers: number): Omit<Layout, "small"> {
   const k = BUILT_LAYERS;
   const shift = layers - k;
   const stages = small.phases.stages;
@@ -131,14 +201,16 @@ function replicate(small: StepTimeline, layers: number): StepTimeline {
 
   const tensors: PlannedTensor[] = [];
   const origins: number[] = [];
-  const emit = (t: PlannedTensor, origin: number, delta: number) => {
+  const sources: number[] = [];
+  const emit = (t: PlannedTensor, origin: number, delta: number, source: number) => {
+    sources.push(source);
     tensors.push({ name: rename(t.name, delta), category: t.category, fixedBytes: t.fixedBytes, perSampleBytes: t.perSampleBytes, firstPhase: phaseAt(t.firstPhase!, delta), lastPhase: phaseAt(t.lastPhase!, delta) });
     origins.push(origin === 0 ? 0 : origin <= k ? origin + delta : origin + shift);
   };
   const n = small.tensors.length;
   for (let a = 0; a < n; ) {
     if (small.origins[a] !== TEMPLATE_STAGE) {
-      emit(small.tensors[a]!, small.origins[a]!, deltaOf(small.origins[a]!));
+      emit(small.tensors[a]!, small.origins[a]!, deltaOf(small.origins[a]!), a);
       a += 1;
       continue;
     }
@@ -150,13 +222,13 @@ function replicate(small: StepTimeline, layers: number): StepTimeline {
     const ascending = a === 0 || small.origins[a - 1]! < TEMPLATE_STAGE;
     for (let j = 0; j <= shift; j++) {
       const delta = ascending ? j : shift - j;
-      for (let x = a; x < b; x++) emit(small.tensors[x]!, TEMPLATE_STAGE, delta);
+      for (let x = a; x < b; x++) emit(small.tensors[x]!, TEMPLATE_STAGE, delta, x);
     }
     a = b;
   }
 
   /** A map by parameter group, each layer's groups once per layer it stands for, in forward order. */
-  const byGroup = <V>(small: Map<string, V>, move: (value: V, delta: number) => V): Map<string, V> => {
+  const byGroup = <V>(small: Map<string, V>, move: (value: V, delta: number) => V, sources?: string[]): Map<string, V> => {
     const out = new Map<string, V>();
     for (const [group, value] of small) {
       const layer = /^layers\.(\d+)/.exec(group);
@@ -164,18 +236,27 @@ function replicate(small: StepTimeline, layers: number): StepTimeline {
       if (index !== TEMPLATE_LAYER) {
         const delta = index > TEMPLATE_LAYER ? shift : 0;
         out.set(rename(group, delta), move(value, delta));
+        sources?.push(group);
       } else {
-        for (let delta = 0; delta <= shift; delta++) out.set(rename(group, delta), move(value, delta));
+        for (let delta = 0; delta <= shift; delta++) {
+          out.set(rename(group, delta), move(value, delta));
+          sources?.push(group);
+        }
       }
     }
     return out;
   };
+  const groupSources: string[] = [];
   return {
-    phases,
-    tensors,
-    gradientStarts: byGroup(small.gradientStarts, phaseAt),
-    parameterGradientStarts: byGroup(small.parameterGradientStarts, (list, delta) => list.map((x) => ({ phase: phaseAt(x.phase, delta), parameters: x.parameters }))),
-    origins: Int32Array.from(origins),
+    timeline: {
+      phases,
+      tensors,
+      gradientStarts: byGroup(small.gradientStarts, phaseAt),
+      parameterGradientStarts: byGroup(small.parameterGradientStarts, (list, delta) => list.map((x) => ({ phase: phaseAt(x.phase, delta), parameters: x.parameters })), groupSources),
+      origins: Int32Array.from(origins),
+    },
+    sources: Int32Array.from(sources),
+    groupSources,
   };
 }
 

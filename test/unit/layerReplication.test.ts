@@ -54,7 +54,7 @@ describe("layer replication", () => {
     expect(compared).toBeGreaterThan(100);
   }, 120_000);
 
-  it("checks six layers once per kind of tape: other lengths and tensor-parallel degrees reuse the verdict, and equal the tape built layer by layer", () => {
+  it("checks six layers once per kind of tape: other lengths and tensor-parallel degrees reuse the verdict and the layout, and equal the tape built layer by layer", () => {
     // One workload object for all (the verdict is kept per model); the references each from a new one.
     const workload = presetWorkload("llama-3.2-1b")!;
     const base: RunSetup = { mode: "train", precision: "amp", optimizer: "adamw" };
@@ -75,6 +75,8 @@ describe("layer replication", () => {
       const replicated = replicationCounts.replicated - before.replicated;
       expect([0, setups.length]).toContain(replicated);
       expect(replicated + replicationCounts.refused - before.refused).toBe(setups.length);
+      // Replicated ones after the first are the first's layout with their own bytes (and equal the full build, above).
+      expect(replicationCounts.refilled - before.refilled).toBe(replicated === 0 ? 0 : setups.length - 1);
     }
   });
 });
