@@ -7,16 +7,15 @@
 // emulation reserves with no limit at batches 1, 8 and 32, to the 2 MiB below, so that each
 // answer sits where PyTorch's out-of-memory path (free the cache, retry) decides it.
 //
-// The same with `expandable_segments:True`, for every preset: the probe maps the step's pages one
-// allocation each and gives back the ones PyTorch's out-of-memory path unmaps
-// (src/fit/expandableSegments.ts' expandableProbeSteps). It once covered six presets because all 29
-// took minutes; the time was not the TypeScript replay but the addon growing its block list one
-// slot at a time (native/addon/device_allocations.cc), quadratic in the pages of the 70B models.
-// A probe makes one driver allocation per page (PyTorch's one cuMemCreate per page), and at the
-// CLI's default --seq (a model's whole context) the batch-32 budgets of the 128k-context models are
-// tens of terabytes, millions of 20 MiB pages: the 87 cases agree there too but take about 2 minutes
-// (2026-12-01, load 3). So transformers are planned here at --seq 4096 at most (a 1-10 TB budget at
-// batch 32 for the largest), the budgets at batches 1, 8 and 32 as above.
+// The same with `expandable_segments:True`, for every preset: the probe holds the step's pages (one
+// allocation per run of pages mapped together and unmapped together) and gives back the ones
+// PyTorch's out-of-memory path unmaps (src/fit/expandableSegments.ts' expandableProbeSteps). It once
+// covered six presets because all 29 took minutes; the time was not the TypeScript replay but the
+// addon growing its block list one slot at a time (native/addon/device_allocations.cc), quadratic in
+// the pages of the 70B models. The replay still walks every page, and at the CLI's default --seq (a
+// model's whole context) the batch-32 budgets of the 128k-context models are tens of terabytes,
+// millions of 20 MiB pages: the 87 cases agree there too, in 42 s (2026-12-02, load 3). So
+// transformers are planned here at --seq 4096 at most (budgets up to 6 TB), at batches 1, 8 and 32.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findMaxBatch, listPresets, parseSetup, planMemory, releaseDevices, resolveWorkload, type MemoryPlan } from "../../src/index.js";
 import { parseAllocConf } from "../../src/fit/allocConf.js";
@@ -99,7 +98,8 @@ describe("device answer = analytic answer on the simulator, expandable segments"
       }
     }
     expect(rows).toHaveLength(names.length * BATCHES.length);
-    expect(decidedByUnmaps, rows.join("; ")).toBeGreaterThan(0);
+    // 21 of the 87 when written (2026-12-02): enough that a probe without the unmaps would fail here.
+    expect(decidedByUnmaps, rows.join("; ")).toBeGreaterThan(names.length / 3);
   }, 300_000);
 });
 
