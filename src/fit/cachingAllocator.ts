@@ -108,6 +108,14 @@ export interface ReplayResult {
   segmentLog?: number[];
 }
 
+/** What a replay counted, before `fits` is read from it. */
+export type ReplayCounts = Omit<ReplayResult, "fits" | "segmentLog">;
+
+/** A TypeScript replay's result (this file's and expandableSegments.ts'): the step fits where no allocation failed. */
+export function replayResult(counts: ReplayCounts): ReplayResult {
+  return { fits: counts.failedAt < 0, ...counts };
+}
+
 export interface ReplayOptions {
   /** Record the driver calls (`segmentLog`). */
   segments?: boolean;
@@ -397,16 +405,9 @@ function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityByte
     if (allocated > allocatedPeak) allocatedPeak = allocated;
     live[code] = id;
   }
-  return {
-    fits: failedAt < 0,
-    reservedPeakBytes: reservedPeak,
-    allocatedPeakBytes: allocatedPeak,
-    cudaMallocs: mallocs,
-    cudaFrees: frees,
-    allocRetries: retries,
-    failedAt,
-    ...(log !== undefined && { segmentLog: log }),
-  };
+  const result = replayResult({ reservedPeakBytes: reservedPeak, allocatedPeakBytes: allocatedPeak, cudaMallocs: mallocs, cudaFrees: frees, allocRetries: retries, failedAt });
+  if (log !== undefined) result.segmentLog = log;
+  return result;
 }
 
 /**

@@ -36,7 +36,7 @@
 // which needs its address space (1 1/8 of the device) used up by unmapped gaps; the emulation
 // gives the segment 2^50 B of address space instead (ties between free blocks compare sizes that
 // include the unmapped block after them, so only the order of those sizes matters).
-import { K_LARGE_BUFFER, K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, asTrace, roundSize, type AllocationStep, type ReplayResult } from "./cachingAllocator.js";
+import { K_LARGE_BUFFER, K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, asTrace, replayResult, roundSize, type AllocationStep, type ReplayResult } from "./cachingAllocator.js";
 import { DEFAULT_ALLOC_CONF, type AllocConf } from "./allocConf.js";
 
 /** The address space the emulation gives each pool's segment. */
@@ -439,16 +439,9 @@ function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, lo
     if (allocated > allocatedPeak) allocatedPeak = allocated;
     live[code] = block;
   }
-  return {
-    fits: failedAt < 0,
-    reservedPeakBytes: reservedPeak,
-    allocatedPeakBytes: allocatedPeak,
-    cudaMallocs: maps,
-    cudaFrees: unmaps,
-    allocRetries: retries,
-    failedAt,
-    ...(log !== undefined && { mapLog: log }),
-  };
+  const result: ExpandableReplayResult = replayResult({ reservedPeakBytes: reservedPeak, allocatedPeakBytes: allocatedPeak, cudaMallocs: maps, cudaFrees: unmaps, allocRetries: retries, failedAt });
+  if (log !== undefined) result.mapLog = log;
+  return result;
 }
 
 /**
