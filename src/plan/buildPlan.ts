@@ -34,7 +34,8 @@ export function buildPlan(workload: Workload, setup: RunSetup): MemoryPlan {
 function withBlasWorkspaces(plan: MemoryPlan, workload: Workload, setup: ResolvedSetup): MemoryPlan {
   if (workload.kind === "affine") return plan;
   // Listed first: taken at the first matmul, before the step's activations (and kept from the previous step).
-  return { ...plan, tensors: [...blasWorkspaceTensors(computeCapabilityOf(setup), setup.mode === "train"), ...plan.tensors] };
+  // concat, not a spread: a spread walks the list element by element through the iterator, slow in a fresh process's cold code.
+  return { ...plan, tensors: blasWorkspaceTensors(computeCapabilityOf(setup), setup.mode === "train").concat(plan.tensors) };
 }
 
 function modelPlan(workload: Workload, resolved: ResolvedSetup): MemoryPlan {

@@ -77,5 +77,5 @@ export function withCommunication(plan: MemoryPlan, setup: ResolvedSetup): Memor
     added.push({ name: `nccl.${group}.buffers`, category: "communication", fixedBytes: NCCL_COMMUNICATOR_BYTES, perSampleBytes: 0 });
   }
   if (added.length === 0 && tensors === plan.tensors) return plan;
-  return { ...plan, tensors: [...tensors, ...added] };
+  return { ...plan, tensors: tensors.concat(added) }; // concat: a copy without the iterator (src/plan/buildPlan.ts)
 }

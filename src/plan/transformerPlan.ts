@@ -39,7 +39,7 @@ const ATTENTION_CORE = new Set(["attention.scores", "attention.scale", "attentio
  * Training: the step as a timeline (src/plan/transformerStep.ts for what each op keeps, and
  * TrainingTape for when it is freed), with the model states on it.
  */
-function trainingPlan(shape: Shape, setup: ResolvedSetup, groups: ReturnType<typeof transformerStateGroups>): { phases: string[]; tensors: PlannedTensor[] } {
+function trainingPlan(shape: Shape, setup: ResolvedSetup, groups: ReturnType<typeof transformerStateGroups>): { phases: string[]; states: PlannedTensor[]; step: readonly PlannedTensor[] } {
   /** The timeline of the model with `layers` layers (its own, or fewer for src/plan/layerReplication.ts). */
   const timeline = (layers: number) => {
     const inLayer = (op: TapeOp) => op.stage >= 1 && op.stage <= layers;
@@ -58,8 +58,22 @@ function trainingPlan(shape: Shape, setup: ResolvedSetup, groups: ReturnType<typ
   const checked = { owner: arch, key: JSON.stringify([kind, tp > 1, setup.checkpointing, setup.hfLoss, setup.precision]) };
   const { phases, tensors, gradientStarts } = sharedTimeline(arch, key, () => layeredTimeline(arch.layers, timeline, checked));
   const states = modelStateTensors(groups, setup, { phases, gradientStarts, largestTensorElements: largestParameterTensor(shape.arch, setup.tp) });
-  return { phases: phases.names, tensors: [...states, ...tensors] };
+  return { phases: phases.names, states, step: allocated(tensors) };
 }
+
+/** Tensors with bytes: what a plan keeps of its lists. */
+const hasBytes = (t: PlannedTensor) => t.fixedBytes > 0 || t.perSampleBytes > 0;
+
+/**
+ * A shared timeline's tensors that have bytes, filtered once per timeline: every plan on it (advice
+ * builds dozens) kept a copy of its thousands of tensors filtered again, callback by callback.
+ */
+function allocated(tensors: readonly PlannedTensor[]): readonly PlannedTensor[] {
+  let kept = allocatedOf.get(tensors);
+  if (kept === undefined) allocatedOf.set(tensors, (kept = tensors.filter(hasBytes)));
+  return kept;
+}
+const allocatedOf = new WeakMap<readonly PlannedTensor[], readonly PlannedTensor[]>();
 
 function perSample(name: string, category: PlannedTensor["category"], bytes: number): PlannedTensor {
   return { name, category, fixedBytes: 0, perSampleBytes: bytes };
@@ -188,10 +202,12 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
   const groups = transformerStateGroups(arch, setup);
   const host = hostStateTensors(groups, setup);
   const training = setup.mode === "train" ? trainingPlan(shape, setup, groups) : undefined;
-  const tensors = [...bufferTensors(arch, setup), ...(training?.tensors ?? [...modelStateTensors(groups, setup), ...inferenceTensors(shape, setup, imageSize)])];
+  const own = [...bufferTensors(arch, setup), ...(training?.states ?? [...modelStateTensors(groups, setup), ...inferenceTensors(shape, setup, imageSize)])];
   // Quantized weights are dequantized to 16 bits a matrix at a time while their layer runs.
   const dequantized = setup.weights !== undefined ? dequantizationBufferBytes(arch, setup.weights, setup.mode === "train") : 0;
-  if (dequantized > 0) tensors.push({ name: "dequantize.largest_matrix", category: "workspace", fixedBytes: Math.ceil(dequantized / setup.tp), perSampleBytes: 0 });
+  const last: PlannedTensor[] = dequantized > 0 ? [{ name: "dequantize.largest_matrix", category: "workspace", fixedBytes: Math.ceil(dequantized / setup.tp), perSampleBytes: 0 }] : [];
+  // Buffers and states, the training step's tensors, the dequantization buffer: those with bytes.
+  const tensors = own.filter(hasBytes).concat(training?.step ?? [], last.filter(hasBytes));
   const { parameterCount, trainableParameterCount } = transformerCounts(arch, setup);
   const filled = arch.vision ? { ...setup, image: imageSize } : { ...setup, seq: s };
   const tokens = arch.vision ? ` (${s} tokens)` : "";
@@ -201,7 +217,7 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
     parameterCount,
     trainableParameterCount,
     ...(training !== undefined && { phases: training.phases }),
-    tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0),
+    tensors,
     ...(host !== undefined && { host }),
   };
 }
