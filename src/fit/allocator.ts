@@ -4,7 +4,7 @@ import { allocationTrace, type AllocationTrace } from "../step/allocationTrace.j
 import { roundUp } from "../units.js";
 import { DEFAULT_ALLOC_CONF, formatAllocConf, type AllocConf } from "./allocConf.js";
 import { cachingAllocatorSegments, probeSteps, replayAtCapacity, type ReplayResult } from "./cachingAllocator.js";
-import { expandableProbeSteps, expandableSegmentPages, replayExpandable } from "./expandableSegments.js";
+import { expandableProbeSteps, replayExpandable } from "./expandableSegments.js";
 
 /**
  * The allocator the job uses:
@@ -64,8 +64,8 @@ function rawAllocations({ order, bytes }: AllocationTrace): number[] {
  * it gives back on the way (`releases`, flattened (before, which) pairs, see probeSteps): for
  * `pytorch` the segments of the step's replay at `capacityBytes` where it completes there (the
  * out-of-memory path's cudaFrees included; `atCapacity` true), else those of the replay with no
- * limit, held to the end; for `expandable` the same with pages, each its own allocation, the
- * unmapped ones given back (expandableProbeSteps); for `raw` the tensors live at the peak (the
+ * limit, held to the end; for `expandable` the same with pages, one allocation for each run of
+ * pages mapped together and unmapped together, the unmapped ones given back (expandableProbeSteps); for `raw` the tensors live at the peak (the
  * driver rounds them), none given back. Only where `atCapacity` does a lower capacity change the
  * calls: the device probe replays again at the room the device really gave.
  */
@@ -95,7 +95,8 @@ function stepsOf(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: All
       const { sizes, releases, fits } = expandableProbeSteps(trace, Math.max(0, capacityBytes), conf);
       if (fits) return { sizes, releases, atCapacity: true };
     }
-    return { sizes: expandableSegmentPages(trace, conf), releases: [], atCapacity: false };
+    // No limit: nothing is unmapped, so one allocation per map.
+    return { sizes: expandableProbeSteps(trace, Number.POSITIVE_INFINITY, conf).sizes, releases: [], atCapacity: false };
   }
   if (Number.isFinite(capacityBytes)) {
     const replay = replayAtCapacity(trace, Math.max(0, capacityBytes), conf, { segments: true });
@@ -108,7 +109,7 @@ function stepsOf(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: All
  * Every device allocation the job makes at a batch size, in order (deviceSteps' sizes): for
  * `pytorch` the segments — of the replay at `capacityBytes` where it completes there, some of
  * them given back on the way (see deviceSteps), else of the replay with no limit, all held at the
- * end; for `expandable` the pages, for `raw` the tensors live at the peak (the driver rounds them).
+ * end; for `expandable` the pages (a run mapped together, one allocation), for `raw` the tensors live at the peak (the driver rounds them).
  */
 export function deviceAllocations(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): readonly number[] {
   return deviceSteps(plan, batch, kind, conf, capacityBytes).sizes;

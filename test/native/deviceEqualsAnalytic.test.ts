@@ -7,17 +7,14 @@
 // emulation reserves with no limit at batches 1, 8 and 32, to the 2 MiB below, so that each
 // answer sits where PyTorch's out-of-memory path (free the cache, retry) decides it.
 //
-// The same with `expandable_segments:True`, for every preset: the probe holds the step's pages (one
-// allocation per run of pages mapped together and unmapped together) and gives back the ones
-// PyTorch's out-of-memory path unmaps (src/fit/expandableSegments.ts' expandableProbeSteps). It once
-// covered six presets because all 29 took minutes; the time was not the TypeScript replay but the
-// addon growing its block list one slot at a time (native/addon/device_allocations.cc), quadratic in
-// the pages of the 70B models. The replay still walks every page, and at the CLI's default --seq (a
-// model's whole context) the batch-32 budgets of the 128k-context models are tens of terabytes,
-// millions of 20 MiB pages: the 87 cases agree there too, in 42 s (2026-12-02, load 3). So
-// transformers are planned here at --seq 4096 at most (budgets up to 6 TB), at batches 1, 8 and 32.
+// The same with `expandable_segments:True`, for every preset at the same budgets: the probe holds
+// the step's pages (one allocation per run of pages mapped together and unmapped together) and
+// gives back the ones PyTorch's out-of-memory path unmaps (src/fit/expandableSegments.ts'
+// expandableProbeSteps). It once covered six presets because all 29 took minutes: the addon grew
+// its block list one slot per allocation (native/addon/device_allocations.cc), quadratic in the
+// pages, and every page was its own allocation (the 128k-context models' budgets are terabytes).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findMaxBatch, listPresets, parseSetup, planMemory, releaseDevices, resolveWorkload, type MemoryPlan } from "../../src/index.js";
+import { findMaxBatch, listPresets, releaseDevices } from "../../src/index.js";
 import { parseAllocConf } from "../../src/fit/allocConf.js";
 import { replayExpandable } from "../../src/fit/expandableSegments.js";
 import { allocationTrace } from "../../src/step/allocationTrace.js";
@@ -27,8 +24,6 @@ import { simulatorPath } from "./simulator.js";
 const MiB = 2 ** 20;
 const TiB = 2 ** 40;
 const BATCHES = [1, 8, 32];
-/** Expandable segments' device test plans transformers at this --seq at most (see above). */
-const EXPANDABLE_MAX_SEQ = 4096;
 
 beforeAll(() => {
   // Read when the library first opens the driver (and by the simulator at cuInit), both below.
@@ -84,7 +79,7 @@ describe("device answer = analytic answer on the simulator, expandable segments"
     const rows: string[] = [];
     let decidedByUnmaps = 0;
     for (const name of names) {
-      const plan = shortPlan(name);
+      const plan = presetPlan(name);
       for (const batch of BATCHES) {
         const capacity = Math.floor(emulatedReservedBytes(plan, batch) / (2 * MiB)) * 2 * MiB;
         const analytic = await vramfitLargestBatch(plan, capacity, ALLOC_CONF);
@@ -98,15 +93,7 @@ describe("device answer = analytic answer on the simulator, expandable segments"
       }
     }
     expect(rows).toHaveLength(names.length * BATCHES.length);
-    // 21 of the 87 when written (2026-12-02): enough that a probe without the unmaps would fail here.
+    // 22 of the 87 when written (2026-12-02): enough that a probe without the unmaps would fail here.
     expect(decidedByUnmaps, rows.join("; ")).toBeGreaterThan(names.length / 3);
   }, 300_000);
 });
-
-
-/** A preset as `vramfit plan --model NAME` plans it, with a transformer's --seq at most EXPANDABLE_MAX_SEQ. */
-function shortPlan(name: string): MemoryPlan {
-  const workload = resolveWorkload({ model: name });
-  const positions = workload.kind === "transformer" ? workload.architecture.maxPositions : undefined;
-  return planMemory(workload, parseSetup(positions !== undefined && positions > EXPANDABLE_MAX_SEQ ? { seq: String(EXPANDABLE_MAX_SEQ) } : {}));
-}

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { deviceAllocations, reservedBytes } from "../../src/fit/allocator.js";
 import { parseAllocConf } from "../../src/fit/allocConf.js";
 import { cachingAllocatorSegments, replayAtCapacity, roundSize, segmentSize, probeSteps } from "../../src/fit/cachingAllocator.js";
-import { expandableSegmentPages } from "../../src/fit/expandableSegments.js";
+import { expandableProbeSteps, expandableSegmentPages } from "../../src/fit/expandableSegments.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import type { MemoryPlan } from "../../src/plan/memoryPlan.js";
 import { allocationEvents, type AllocationEvent } from "../../src/step/allocationTrace.js";
@@ -169,7 +169,11 @@ describe("a plan's replay", () => {
   it.each([1, 7, 64])("gives the same segments and pages from the plan's trace as from its events, batch %i", (batch) => {
     const events = allocationEvents(plan, batch);
     expect(deviceAllocations(plan, batch, "pytorch")).toEqual(cachingAllocatorSegments(events));
-    expect(deviceAllocations(plan, batch, "expandable")).toEqual(expandableSegmentPages(events));
+    // Expandable segments: one allocation per map, holding that map's pages.
+    const maps = deviceAllocations(plan, batch, "expandable");
+    expect(maps).toEqual(expandableProbeSteps(events, Number.POSITIVE_INFINITY).sizes);
+    expect(maps.reduce((sum, bytes) => sum + bytes, 0)).toBe(expandableSegmentPages(events).reduce((sum, bytes) => sum + bytes, 0));
+    expect(maps.length).toBeLessThan(expandableSegmentPages(events).length);
     // A free of a tensor never allocated, and an allocation of no bytes, change nothing.
     const noisy: AllocationEvent[] = [{ kind: "free", tensor: 1e6 }, { kind: "alloc", tensor: 1e6 + 1, bytes: 0 }, ...events];
     expect(cachingAllocatorSegments(noisy)).toEqual(cachingAllocatorSegments(events));
