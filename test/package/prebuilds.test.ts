@@ -206,7 +206,8 @@ describe("linux-arm64 under qemu-aarch64-static, with the official arm64 Node an
     // `node` on this PATH is the arm64 Node under qemu, so the install hook npm starts (`node scripts/install.mjs`, with
     // `node` found on this PATH: npm puts only node_modules/.bin folders and its node-gyp shim before it) runs as arm64
     // and picks by its own process.arch. npm itself runs in this machine's Node: nothing it does here depends on the
-    // arch (--omit=optional), and emulated it took 66 s of CPU-bound qemu against 8-15 s (nice -n 10, load 8-9).
+    // arch (--omit=optional), and emulated it took 20-66 s of CPU-bound qemu against 3-15 s in this Node
+    // (scripts/arm64-npm-install-time.sh, nice -n 10, load 6-9).
     armHome = join(scratch, "arm64");
     const bin = join(armHome, "bin");
     mkdirSync(bin, { recursive: true });
