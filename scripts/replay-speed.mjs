@@ -5,7 +5,8 @@
 // checkout), makes the trace (not timed), reads the clocks once (not timed) and times one replay, the
 // call replayAtCapacity(trace[, capacity]) and nothing else (its first-call compilation included): the process's CPU time
 // (getrusage, so a busy machine's waits for a core do not count) and the wall time (median, and
-// the least, which on a busy machine is the closest to an idle one's). That is
+// the least, which on a busy machine is the closest to an idle one's), and the minor page faults
+// around it (its memory and code touched for the first time). That is
 // the cost the CLI pays, cold code included. Each process then replays the same step 21 times
 // more and reports the median CPU time of those ("warm": the replay's own work, without the cold
 // start; on a loaded machine, the figure least inflated by it). Cases: a 10,000-event random step (seeded: sizes log-uniform from
@@ -103,11 +104,14 @@ async function worker(name) {
   // costs about 45 µs of CPU itself (node's own code compiled on first use), which is not the replay's.
   process.cpuUsage(process.cpuUsage());
   process.hrtime.bigint();
+  // Minor page faults around the timed replay (read outside it): its memory and code touched first.
+  const faultsBefore = process.resourceUsage().minorPageFault;
   const started = process.hrtime.bigint();
   const cpu = process.cpuUsage();
   const result = pressure ? replay(trace, capacity) : replay(trace);
   const spent = process.cpuUsage(cpu);
   const wallMicros = Number(process.hrtime.bigint() - started) / 1e3;
+  const faults = process.resourceUsage().minorPageFault - faultsBefore;
   // The process's CPU time (getrusage: the main thread and V8's helper threads, compiling and
   // collecting for it), which a busy machine's waits for a core do not inflate as they do wall time.
   const micros = spent.user + spent.system;
@@ -115,15 +119,18 @@ async function worker(name) {
   // Then the same replay again and again in this process: what it costs once its code and memory
   // are warm, the replay's own work (CPU time of each, median of WARM_REPLAYS).
   const warm = [];
+  let warmFaults = 0;
   for (let k = 0; k < WARM_REPLAYS; k++) {
+    const faulted = process.resourceUsage().minorPageFault;
     const before = process.cpuUsage();
     if (pressure) replay(trace, capacity);
     else replay(trace);
     const used = process.cpuUsage(before);
+    warmFaults = process.resourceUsage().minorPageFault - faulted; // the last one's
     warm.push(used.user + used.system);
   }
   warm.sort((a, b) => a - b);
-  return { name, events, micros, wallMicros, warmMicros: warm[warm.length >> 1], native: addonLoadMicros !== undefined, ...(addonLoadMicros !== undefined && { addonLoadMicros }), ...(result.fits !== undefined && { fits: result.fits, cudaFrees: result.cudaFrees, allocRetries: result.allocRetries }) };
+  return { name, events, micros, wallMicros, faults, warmFaults, warmMicros: warm[warm.length >> 1], native: addonLoadMicros !== undefined, ...(addonLoadMicros !== undefined && { addonLoadMicros }), ...(result.fits !== undefined && { fits: result.fits, cudaFrees: result.cudaFrees, allocRetries: result.allocRetries }) };
 }
 
 /** CPU seconds of `vramfit batch --model resnet152` run from `checkout`, its native replays' count and the wall seconds inside them, read by a preloaded exit hook. */
@@ -189,6 +196,7 @@ if (args.cli) {
     const walls = [];
     const warms = [];
     const loads = [];
+    const faults = [];
     let last;
     const worker = (extra) => {
       const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", root, ...extra], { encoding: "utf8" });
@@ -208,6 +216,7 @@ if (args.cli) {
       samples.push(last.micros);
       walls.push(last.wallMicros);
       warms.push(last.warmMicros);
+      faults.push(last.faults);
       if (last.addonLoadMicros !== undefined) loads.push(last.addonLoadMicros);
     }
     if (samples.length === 0) {
@@ -217,8 +226,9 @@ if (args.cli) {
     samples.sort((a, b) => a - b);
     walls.sort((a, b) => a - b);
     warms.sort((a, b) => a - b);
-    const { micros: _, wallMicros: __, addonLoadMicros: ___, warmMicros: ____, ...shown } = last;
-    rows.push({ ...shown, runs: samples.length, medianMs: samples[samples.length >> 1] / 1e3, warmMedianMs: warms[warms.length >> 1] / 1e3, maxMs: samples[samples.length - 1] / 1e3, medianWallMs: walls[walls.length >> 1] / 1e3, minWallMs: walls[0] / 1e3, ...(loads.length > 0 && { addonLoadMedianMs: [...loads].sort((a, b) => a - b)[loads.length >> 1] / 1e3 }) });
+    const { micros: _, wallMicros: __, addonLoadMicros: ___, warmMicros: ____, faults: _____, ...shown } = last;
+    faults.sort((a, b) => a - b);
+    rows.push({ ...shown, runs: samples.length, medianFaults: faults[faults.length >> 1], medianMs: samples[samples.length >> 1] / 1e3, warmMedianMs: warms[warms.length >> 1] / 1e3, maxMs: samples[samples.length - 1] / 1e3, medianWallMs: walls[walls.length >> 1] / 1e3, minWallMs: walls[0] / 1e3, ...(loads.length > 0 && { addonLoadMedianMs: [...loads].sort((a, b) => a - b)[loads.length >> 1] / 1e3 }) });
   }
   const load = `${loadBefore.toFixed(2)} → ${loadavg()[0].toFixed(2)}`;
   if (args.json) process.stdout.write(`${JSON.stringify({ root, node: process.version, load, rows }, null, 2)}\n`);
@@ -226,7 +236,7 @@ if (args.cli) {
     console.log(`one replay in a fresh process (${root}, node ${process.version}, ${runs} processes per case, load average ${load})`);
     for (const r of rows) {
       if (r.skipped !== undefined) console.log(`${r.name.padEnd(20)} skipped: ${r.skipped}`);
-      else console.log(`${r.name.padEnd(20)} ${String(r.events).padStart(6)} events  CPU median ${r.medianMs.toFixed(3)} ms, max ${r.maxMs.toFixed(3)} ms, warm ${r.warmMedianMs.toFixed(3)} ms (wall median ${r.medianWallMs.toFixed(3)} ms, min ${r.minWallMs.toFixed(3)} ms)${r.native ? `, native (addon load ${r.addonLoadMedianMs.toFixed(3)} ms wall, not counted)` : ", TypeScript"}${r.fits !== undefined ? `  fits ${r.fits}, cudaFree ${r.cudaFrees}, retries ${r.allocRetries}` : ""}`);
+      else console.log(`${r.name.padEnd(20)} ${String(r.events).padStart(6)} events  CPU median ${r.medianMs.toFixed(3)} ms, max ${r.maxMs.toFixed(3)} ms, warm ${r.warmMedianMs.toFixed(3)} ms (wall median ${r.medianWallMs.toFixed(3)} ms, min ${r.minWallMs.toFixed(3)} ms; minor page faults ${r.medianFaults} fresh, ${r.warmFaults} warm)${r.native ? `, native (addon load ${r.addonLoadMedianMs.toFixed(3)} ms wall, not counted)` : ", TypeScript"}${r.fits !== undefined ? `  fits ${r.fits}, cudaFree ${r.cudaFrees}, retries ${r.allocRetries}` : ""}`);
     }
   }
 }
