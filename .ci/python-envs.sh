@@ -75,20 +75,31 @@ PY
 }
 
 # The two are made at once (mostly pip unpacking wheels: about 2.5 min one after the other on a fresh, quiet machine).
+# VRAMFIT_VENVS names which to make and export ("cpu", "cuda": both where unset): .ci/run makes them in two background
+# jobs, so that pytest, which needs only the CPU one, starts as soon as that one is made.
+vramfit_wanted=" ${VRAMFIT_VENVS:-cpu cuda} "
 vramfit_made=$(mktemp -d)
-vramfit_venv torch-2.13.0-cpu -- "${vramfit_torch_cpu_reqs[@]}" >"$vramfit_made/cpu" &
-vramfit_cpu_pid=$!
-vramfit_venv torch-2.14.1-cuda "${vramfit_torch_cuda_nodeps[@]}" -- "${vramfit_torch_cuda_reqs[@]}" >"$vramfit_made/cuda" &
-vramfit_cuda_pid=$!
-if wait "$vramfit_cpu_pid"; then
-  export VRAMFIT_TORCH_CPU_PYTHON=$(cat "$vramfit_made/cpu")
-else
-  echo "== could not make the torch 2.13.0 (CPU) environment: the tests that need it skip and say so" >&2
+if [[ $vramfit_wanted == *" cpu "* ]]; then
+  vramfit_venv torch-2.13.0-cpu -- "${vramfit_torch_cpu_reqs[@]}" >"$vramfit_made/cpu" &
+  vramfit_cpu_pid=$!
 fi
-if wait "$vramfit_cuda_pid"; then
-  export VRAMFIT_TORCH_CUDA_PYTHON=$(cat "$vramfit_made/cuda")
-else
-  echo "== could not make the torch 2.14.1 (CUDA 13) environment: the tests that need it skip and say so" >&2
+if [[ $vramfit_wanted == *" cuda "* ]]; then
+  vramfit_venv torch-2.14.1-cuda "${vramfit_torch_cuda_nodeps[@]}" -- "${vramfit_torch_cuda_reqs[@]}" >"$vramfit_made/cuda" &
+  vramfit_cuda_pid=$!
+fi
+if [[ $vramfit_wanted == *" cpu "* ]]; then
+  if wait "$vramfit_cpu_pid"; then
+    export VRAMFIT_TORCH_CPU_PYTHON=$(cat "$vramfit_made/cpu")
+  else
+    echo "== could not make the torch 2.13.0 (CPU) environment: the tests that need it skip and say so" >&2
+  fi
+fi
+if [[ $vramfit_wanted == *" cuda "* ]]; then
+  if wait "$vramfit_cuda_pid"; then
+    export VRAMFIT_TORCH_CUDA_PYTHON=$(cat "$vramfit_made/cuda")
+  else
+    echo "== could not make the torch 2.14.1 (CUDA 13) environment: the tests that need it skip and say so" >&2
+  fi
 fi
 rm -rf "$vramfit_made"
 
@@ -113,7 +124,9 @@ vramfit_cuda_headers() {
   cp -r "$dir"/x/nvidia/cu13/include/. "$dir/include/" && rm -rf "$dir/wheels" "$dir/x"
   [[ -f $dir/include/cuda_runtime_api.h && -f $dir/include/crt/host_defines.h ]] && echo "$dir/include"
 }
-if inc=$(vramfit_cuda_headers); then
+if [[ $vramfit_wanted != *" cuda "* ]]; then
+  : # (the headers go with the CUDA environment)
+elif inc=$(vramfit_cuda_headers); then
   export VRAMFIT_CUDA_INCLUDE=$inc
 else
   echo "== could not fetch the CUDA 13 runtime headers (nvidia-cuda-runtime, nvidia-cuda-crt): the tests that compile against them skip and say so" >&2
