@@ -76,8 +76,9 @@ describe("npm pack", () => {
       // Native sources, with what the build reads beside them (native/stubs: the CMake include and the lists of no-work entry points).
       /^native\/.+\.(cc|h|map|cmake|txt)$/,
       /^prebuilds\/[a-z0-9]+-[a-z0-9]+\/vramfit\.(node|json)$/,
-      // Beside each prebuild, the simulated GPU's libraries (--exec … --gpu ID; test/package/prebuilds.test.ts lists them).
-      /^prebuilds\/[a-z0-9]+-[a-z0-9]+\/(libsimgpu\.so|stubs\/cuda\d+\/lib[A-Za-z]+\.so\.\d+)$/,
+      // Beside each prebuild, the simulated GPU's libraries (--exec … --gpu ID; test/package/prebuilds.test.ts lists them),
+      // libnvidia-ml.so.1 among them: hence the hyphen.
+      /^prebuilds\/[a-z0-9]+-[a-z0-9]+\/(libsimgpu\.so|stubs\/cuda\d+\/lib[A-Za-z][A-Za-z-]*\.so\.\d+)$/,
       /^scripts\/(install|build-native)\.mjs$/,
       /^python\/vramfit_trace\/[a-z_]+\.(py|cpp)$/,
       /^(CMakeLists\.txt|binding\.gyp|package\.json|README\.md|LICENSE)$/,
