@@ -168,13 +168,11 @@ export function tensorParallelApplies(workload: TransformerWorkload, tp: number)
 
 function tensorParallelWidths(workload: TransformerWorkload, tp: number): { heads: number; kvHeads: number; ffn: number } {
   const arch = workload.architecture;
-  if (arch.heads % tp !== 0) throw invalidArgument("--tp", tp, `a divisor of the ${arch.heads} attention heads of ${workload.name}`);
+  if (!tensorParallelApplies(workload, tp)) {
+    throw invalidArgument("--tp", tp, arch.heads % tp !== 0 ? `a divisor of the ${arch.heads} attention heads of ${workload.name}` : `a divisor or multiple of the ${arch.kvHeads} KV heads of ${workload.name}`);
+  }
   // KV heads are split when they divide evenly; with fewer KV heads than ranks each rank keeps a copy of one.
-  let kvHeads: number;
-  if (arch.kvHeads % tp === 0) kvHeads = arch.kvHeads / tp;
-  else if (tp % arch.kvHeads === 0) kvHeads = 1;
-  else throw invalidArgument("--tp", tp, `a divisor or multiple of the ${arch.kvHeads} KV heads of ${workload.name}`);
-  return { heads: arch.heads / tp, kvHeads, ffn: Math.ceil(arch.ffnSize / tp) };
+  return { heads: arch.heads / tp, kvHeads: arch.kvHeads % tp === 0 ? arch.kvHeads / tp : 1, ffn: Math.ceil(arch.ffnSize / tp) };
 }
 
 export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSetup): MemoryPlan {

@@ -179,6 +179,11 @@ describe("options that do not apply are one-line errors", () => {
   test("--tp must divide the heads", () => {
     expect(message(() => buildPlan(presetWorkload("gpt2")!, { ...train, tp: 5 }))).toBe("--tp: expected a divisor of the 12 attention heads of gpt2, got 5");
   });
+  test("--tp must divide the KV heads or be a multiple of them, where it divides the heads", () => {
+    // llama-3.2-3b: 24 heads, 8 KV heads. 3 divides the heads but neither divides nor is a multiple of 8.
+    expect(message(() => buildPlan(presetWorkload("llama-3.2-3b")!, { ...train, tp: 3 }))).toBe("--tp: expected a divisor or multiple of the 8 KV heads of llama-3.2-3b, got 3");
+    expect(message(() => buildPlan(presetWorkload("llama-3.2-3b")!, { ...train, tp: 5 }))).toBe("--tp: expected a divisor of the 24 attention heads of llama-3.2-3b, got 5");
+  });
   test("--seq beyond a learned position table", () => {
     expect(message(() => buildPlan(presetWorkload("gpt2")!, { ...train, seq: 2048 }))).toMatch(/^--seq: expected at most 1024 for gpt2/);
   });
