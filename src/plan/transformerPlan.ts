@@ -205,7 +205,7 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
   const dequantized = setup.weights !== undefined ? dequantizationBufferBytes(arch, setup.weights, setup.mode === "train") : 0;
   const last: PlannedTensor[] = dequantized > 0 ? [{ name: "dequantize.largest_matrix", category: "workspace", fixedBytes: Math.ceil(dequantized / setup.tp), perSampleBytes: 0 }] : [];
   // Buffers and states, the training step's tensors, the dequantization buffer: those with bytes.
-  const tensors = own.filter(hasBytes).concat(training?.step ?? [], last.filter(hasBytes));
+  const tensors = own.filter(hasBytes).concat(training?.step ?? [], last);
   const { parameterCount, trainableParameterCount } = transformerCounts(arch, setup);
   const filled = arch.vision ? { ...setup, image: imageSize } : { ...setup, seq: s };
   const tokens = arch.vision ? ` (${s} tokens)` : "";
