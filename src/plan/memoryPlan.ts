@@ -191,12 +191,23 @@ export function planTotals(plan: MemoryPlan, batch?: number): { fixedBytes: numb
   const { fixedBytes, perSampleBytes } = phaseTotalColumns(plan);
   const at = (phase: number) => ({ fixedBytes: fixedBytes[phase]!, perSampleBytes: perSampleBytes[phase]! });
   if (batch !== undefined) return at(peakPhase(plan, batch));
-  let best = 0;
-  for (let phase = 1; phase < fixedBytes.length; phase++) {
-    if (perSampleBytes[phase]! > perSampleBytes[best]! || (perSampleBytes[phase]! === perSampleBytes[best]! && fixedBytes[phase]! > fixedBytes[best]!)) best = phase;
+  let best = largeBatchPeak.get(fixedBytes);
+  if (best === undefined) {
+    best = 0;
+    for (let phase = 1; phase < fixedBytes.length; phase++) {
+      if (perSampleBytes[phase]! > perSampleBytes[best]! || (perSampleBytes[phase]! === perSampleBytes[best]! && fixedBytes[phase]! > fixedBytes[best]!)) best = phase;
+    }
+    largeBatchPeak.set(fixedBytes, best);
   }
   return at(best);
 }
+
+/**
+ * Per phase totals (phaseTotalColumns' columns, made once per tensor list), the phase planTotals
+ * reads by default: every answer asks several times (the seed, the report), and the loop over a
+ * training plan's ~1,000 phases ran cold each time (`batch --model resnet152`: 2 % of its CPU).
+ */
+const largeBatchPeak = new WeakMap<Float64Array, number>();
 
 /**
  * Bytes per category live at the peak phase for a batch size (every category present, 0 when it
