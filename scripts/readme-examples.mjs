@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Regenerates the example outputs of the README and of docs/*.md by running the built CLI (no hand-edited output).
 //   node scripts/readme-examples.mjs            rewrite them
-//   node scripts/readme-examples.mjs --check [--readme FILE] [--doc FILE]...    exit 1 naming each block that is stale (timings aside)
-// With --readme or --doc, only the files named; else README.md and every docs/*.md.
+//   node scripts/readme-examples.mjs --check [--readme FILE] [--doc FILE]... [--report FILE]    exit 1 naming each block that
+//                                  is stale (timings aside); --report writes {"FILE as given": [its stale blocks]} as JSON
+// With --readme or --doc, only the files named; else README.md and every docs/*.md. One run checks many files at the
+// cost of their distinct commands: a command, console block or library example that two files share runs once (the
+// docs test checks the documents and altered copies of them in one run).
 // The README's blocks are the named ones below. Any document may also hold, generated from the commands written in it:
 //   <!-- vramfit-output:begin --> a ```console block: its `$ ` lines run in order in one /bin/sh (`vramfit` is this
 //                                  checkout's), each followed by what it printed (stdout and stderr) <!-- vramfit-output:end -->
@@ -122,9 +125,15 @@ async function regenerate(text, begin, end, generate, onStale, label) {
   return out + text.slice(at);
 }
 
-/** A console block run again: each `$ ` line in one shell, each followed by its output. */
+/** A console block run again: each `$ ` line in one shell, each followed by its output (once per run for the same lines). */
+const consoleBlocks = new Map();
 function consoleBlock(inner) {
   const commands = inner.split("\n").filter((line) => line.startsWith("$ ")).map((line) => line.slice(2));
+  const key = commands.join("\n");
+  if (!consoleBlocks.has(key)) consoleBlocks.set(key, runConsoleBlock(commands));
+  return consoleBlocks.get(key);
+}
+function runConsoleBlock(commands) {
   const shim = mkdtempSync(join(tmpdir(), "vramfit-doc-"));
   writeFileSync(join(shim, "vramfit"), `#!/bin/sh\nexec "${process.execPath}" "${root}bin/vramfit.js" "$@"\n`, { mode: 0o755 });
   const marker = (k) => `@@vramfit-doc-output-${k}@@`;
@@ -179,29 +188,40 @@ async function agreementFigure(head) {
   return String(counts[count]);
 }
 
+// The README's library example, run once per distinct source.
+const libraryRuns = new Map();
+async function libraryExampleOutput(code) {
+  if (!libraryRuns.has(code)) libraryRuns.set(code, ["```console", (await runLibraryExample(code, simulated)).stdout.trimEnd(), "```"].join("\n"));
+  return libraryRuns.get(code);
+}
+
 const check = process.argv.includes("--check");
-const stale = [];
+const reportFile = argValues("--report").at(-1);
+const report = {};
 const examples = documents.some((d) => d.readme) ? readmeExamples() : {};
 for (const { file, readme: isReadme } of documents) {
   const name = file.startsWith(root) ? file.slice(root.length) : file;
+  const staleHere = (report[file] ??= []);
   let text = readFileSync(file, "utf8");
   if (isReadme) {
-    examples["library-example-output"] = ["```console", (await runLibraryExample(readmeBlock(text, "library-example"), simulated)).stdout.trimEnd(), "```"].join("\n");
+    examples["library-example-output"] = await libraryExampleOutput(readmeBlock(text, "library-example"));
     for (const [example, body] of Object.entries(examples)) {
       const begin = `<!-- ${example}:begin -->`;
       const end = `<!-- ${example}:end -->`;
       const i = text.indexOf(begin);
       const j = text.indexOf(end);
       if (i < 0 || j < i) throw new Error(`${name} lacks ${begin} … ${end}`);
-      if (comparable(text.slice(i + begin.length, j).trim()) !== comparable(body.trim())) stale.push(example);
+      if (comparable(text.slice(i + begin.length, j).trim()) !== comparable(body.trim())) staleHere.push(example);
       text = `${text.slice(0, i + begin.length)}\n${body}\n${text.slice(j)}`;
     }
   }
-  text = await regenerate(text, "<!-- vramfit-output:begin -->", "<!-- vramfit-output:end -->", consoleBlock, (_, inner, body) => stale.push(`${name}'s block "${/^\$ (?!export)(.*)$/m.exec(inner)?.[1] ?? ""}"${firstDifference(inner, body)}`), name);
-  text = await regenerate(text, "<!-- vramfit: ", "<!-- /vramfit -->", (_, head) => figure(head), (head) => stale.push(`${name}'s figure ${head.slice(5, -4)}`), name);
-  text = await regenerate(text, "<!-- trace-agreement: ", "<!-- /trace-agreement -->", (_, head) => agreementFigure(head), (head) => stale.push(`${name}'s figure ${head.slice(5, -4)}`), name);
+  text = await regenerate(text, "<!-- vramfit-output:begin -->", "<!-- vramfit-output:end -->", consoleBlock, (_, inner, body) => staleHere.push(`${name}'s block "${/^\$ (?!export)(.*)$/m.exec(inner)?.[1] ?? ""}"${firstDifference(inner, body)}`), name);
+  text = await regenerate(text, "<!-- vramfit: ", "<!-- /vramfit -->", (_, head) => figure(head), (head) => staleHere.push(`${name}'s figure ${head.slice(5, -4)}`), name);
+  text = await regenerate(text, "<!-- trace-agreement: ", "<!-- /trace-agreement -->", (_, head) => agreementFigure(head), (head) => staleHere.push(`${name}'s figure ${head.slice(5, -4)}`), name);
   if (!check) writeFileSync(file, text);
 }
+const stale = Object.values(report).flat();
+if (reportFile !== undefined) writeFileSync(reportFile, `${JSON.stringify(report, null, 2)}\n`);
 if (check && stale.length > 0) {
   console.error(`stale example output in ${stale.join(", ")} (regenerate: node scripts/readme-examples.mjs)`);
   process.exit(1);
