@@ -19,14 +19,29 @@ vramfit_torch_cuda_reqs=(filelock 'typing-extensions>=4.10' 'setuptools>=77' sym
   transformers==5.18.0 accelerate pytorch-lightning)
 
 # The configured local indexes as pip arguments: the first as --index-url, so pip never tries its unreachable default.
+# A local index (file://) whose folder is missing on this machine is left out.
 vramfit_pip_indexes() {
-  local urls first rest
+  local urls u
+  local -a kept=()
   urls=$(pip config get global.extra-index-url 2>/dev/null || true)
   [[ -n $urls ]] || urls=$(pip config get global.index-url 2>/dev/null || true)
-  [[ -n $urls ]] || return 1
-  read -r first rest <<<"$urls"
-  printf '%s\n' --index-url "$first"
-  for u in $rest; do printf '%s\n' --extra-index-url "$u"; done
+  for u in $urls; do
+    [[ $u == file://* && ! -d ${u#file://} ]] && continue
+    kept+=("$u")
+  done
+  ((${#kept[@]})) || return 1
+  printf '%s\n' --index-url "${kept[0]}"
+  for u in "${kept[@]:1}"; do printf '%s\n' --extra-index-url "$u"; done
+}
+
+# Runs pip ("$@") less one warning per package that a local index lacks: pip looks every name up in every index, and
+# a file:// index that holds a few packages (here /opt/pypi-more/simple) answers each other name with "WARNING: Location
+# 'file:///.../simple/NAME/' is ignored: it is neither a file nor a directory" (216 lines in one fresh CI run). Every
+# other line of pip's goes through; the status is pip's.
+vramfit_pip() {
+  local status
+  { "$@" 2>&1 1>&3 3>&- | grep -v "^WARNING: Location 'file://.*' is ignored: it is neither a file nor a directory\.\$" >&2; status=${PIPESTATUS[0]}; } 3>&1
+  return "$status"
 }
 
 # vramfit_venv NAME "NODEPS..." -- "REQS..." : prints the venv's python once it is complete.
@@ -55,11 +70,11 @@ vramfit_venv() {
     [[ -f $dir/.vramfit-key && $(cat "$dir/.vramfit-key") == "$key" ]] && exit 0
     rm -rf "$dir"
     python3 -m venv "$dir" >&2 || exit 1
-    "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" "${reqs[@]}" >&2 || exit 1
+    vramfit_pip "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" "${reqs[@]}" >&2 || exit 1
     # The --no-deps packages go in last: installed first, they would be replaced by whatever the requirements' own
     # resolution picks (torch 2.14.1 needs cuda-bindings, which no local index has, so pip fell back to the CPU build).
     if ((${#nodeps[@]})); then
-      "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" --no-deps "${nodeps[@]}" >&2 || exit 1
+      vramfit_pip "$dir/bin/pip" install -q --disable-pip-version-check "${indexes[@]}" --no-deps "${nodeps[@]}" >&2 || exit 1
       "$dir/bin/python" - "${nodeps[@]}" <<'PY' >&2 || exit 1
 import importlib.metadata, sys
 for pin in (a for a in sys.argv[1:] if "==" in a):
@@ -75,8 +90,9 @@ PY
 }
 
 # The two are made at once (mostly pip unpacking wheels: about 2.5 min one after the other on a fresh, quiet machine).
-# VRAMFIT_VENVS names which to make and export ("cpu", "cuda": both where unset): .ci/run makes them in two background
-# jobs, so that pytest, which needs only the CPU one, starts as soon as that one is made.
+# VRAMFIT_VENVS names which to make and export ("cpu", "cuda": both where unset; "none": neither, only the functions, for
+# test/unit/ciPythonEnvs.test.ts): .ci/run makes them in two background jobs, so that pytest, which needs only the CPU
+# one, starts as soon as that one is made.
 vramfit_wanted=" ${VRAMFIT_VENVS:-cpu cuda} "
 vramfit_made=$(mktemp -d)
 if [[ $vramfit_wanted == *" cpu "* ]]; then
@@ -117,7 +133,7 @@ vramfit_cuda_headers() {
   mapfile -t indexes < <(vramfit_pip_indexes) || return 1
   ((${#indexes[@]})) || return 1
   rm -rf "$dir" && mkdir -p "$dir/wheels" "$dir/include" || return 1
-  pip download -q --disable-pip-version-check "${indexes[@]}" --no-deps "${pins[@]}" -d "$dir/wheels" >&2 || return 1
+  vramfit_pip pip download -q --disable-pip-version-check "${indexes[@]}" --no-deps "${pins[@]}" -d "$dir/wheels" >&2 || return 1
   for wheel in "$dir"/wheels/*.whl; do
     python3 -m zipfile -e "$wheel" "$dir/x" >&2 || return 1
   done
