@@ -6,6 +6,7 @@ import { cnnPlan } from "./cnnPlan.js";
 import { withCommunication } from "./dataParallel.js";
 import { invalidArgument } from "../errors.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
+import { concatTensors } from "./tensorColumns.js";
 import { hostStateTensors } from "./modelStates.js";
 import { optimizerTemporaries } from "./optimizerStep.js";
 import { TrainingPhases } from "./stepPhases.js";
@@ -34,8 +35,9 @@ export function buildPlan(workload: Workload, setup: RunSetup): MemoryPlan {
 function withBlasWorkspaces(plan: MemoryPlan, workload: Workload, setup: ResolvedSetup): MemoryPlan {
   if (workload.kind === "affine") return plan;
   // Listed first: taken at the first matmul, before the step's activations (and kept from the previous step).
-  // concat, not a spread: a spread walks the list element by element through the iterator, slow in a fresh process's cold code.
-  return { ...plan, tensors: blasWorkspaceTensors(computeCapabilityOf(setup), setup.mode === "train").concat(plan.tensors) };
+  // concat, not a spread: a spread walks the list element by element through the iterator, slow in a
+  // fresh process's cold code; concatTensors: the columns of the plan's tensors are copied, not read again.
+  return { ...plan, tensors: concatTensors(blasWorkspaceTensors(computeCapabilityOf(setup), setup.mode === "train"), plan.tensors) };
 }
 
 function modelPlan(workload: Workload, resolved: ResolvedSetup): MemoryPlan {

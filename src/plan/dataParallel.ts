@@ -1,6 +1,7 @@
 // Multi-GPU communication memory: PyTorch DDP's gradient buckets and NCCL's per-communicator buffers.
 import { tensorBytes, type MemoryPlan, type PlannedTensor } from "./memoryPlan.js";
 import type { ResolvedSetup } from "./setup.js";
+import { concatTensors } from "./tensorColumns.js";
 
 const MiB = 2 ** 20;
 
@@ -77,5 +78,5 @@ export function withCommunication(plan: MemoryPlan, setup: ResolvedSetup): Memor
     added.push({ name: `nccl.${group}.buffers`, category: "communication", fixedBytes: NCCL_COMMUNICATOR_BYTES, perSampleBytes: 0 });
   }
   if (added.length === 0 && tensors === plan.tensors) return plan;
-  return { ...plan, tensors: tensors.concat(added) }; // concat: a copy without the iterator (src/plan/buildPlan.ts)
+  return { ...plan, tensors: concatTensors(tensors, added) }; // a copy without the iterator, its columns from its parts' (src/plan/buildPlan.ts)
 }

@@ -5,6 +5,7 @@ import type { TransformerWorkload } from "../workload/workload.js";
 import { autocastLayout } from "./autocast.js";
 import { weightBytes } from "./bytesPerParameter.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
+import { concatTensors, sharedPart } from "./tensorColumns.js";
 import { adaptedLinears, savesInputOf, type LoraSetup } from "./lora.js";
 import { moeInferenceWorkspace, moeLayerActivations, routedTokens } from "./moe.js";
 import { hostStateTensors, modelStateTensors } from "./modelStates.js";
@@ -66,11 +67,12 @@ const hasBytes = (t: PlannedTensor) => t.fixedBytes > 0 || t.perSampleBytes > 0;
 
 /**
  * A shared timeline's tensors that have bytes, filtered once per timeline: every plan on it (advice
- * builds dozens) kept a copy of its thousands of tensors filtered again, callback by callback.
+ * builds dozens) kept a copy of its thousands of tensors filtered again, callback by callback. A
+ * shared part of those plans' lists: its typed columns are made once (src/plan/tensorColumns.ts).
  */
 function allocated(tensors: readonly PlannedTensor[]): readonly PlannedTensor[] {
   let kept = allocatedOf.get(tensors);
-  if (kept === undefined) allocatedOf.set(tensors, (kept = tensors.filter(hasBytes)));
+  if (kept === undefined) allocatedOf.set(tensors, (kept = sharedPart(tensors.filter(hasBytes))));
   return kept;
 }
 const allocatedOf = new WeakMap<readonly PlannedTensor[], readonly PlannedTensor[]>();
@@ -205,7 +207,7 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
   const dequantized = setup.weights !== undefined ? dequantizationBufferBytes(arch, setup.weights, setup.mode === "train") : 0;
   const last: PlannedTensor[] = dequantized > 0 ? [{ name: "dequantize.largest_matrix", category: "workspace", fixedBytes: Math.ceil(dequantized / setup.tp), perSampleBytes: 0 }] : [];
   // Buffers and states, the training step's tensors, the dequantization buffer: those with bytes.
-  const tensors = own.filter(hasBytes).concat(training?.step ?? [], last);
+  const tensors = concatTensors(own.filter(hasBytes), training?.step ?? [], last);
   const { parameterCount, trainableParameterCount } = transformerCounts(arch, setup);
   const filled = arch.vision ? { ...setup, image: imageSize } : { ...setup, seq: s };
   const tokens = arch.vision ? ` (${s} tokens)` : "";
