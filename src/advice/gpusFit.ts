@@ -109,10 +109,9 @@ export async function gpusFit(workload: Workload, setup: RunSetup, options: Gpus
 
 /** The GPUs to answer for, sorted by memory, each with its budget as `batch --gpu ID` has it: the total less the reserve, the job's allocator and context charged. */
 function catalogBudgets(options: GpusFitOptions): { gpu: FitGpu; budget: Budget }[] {
-  const allocator = jobModel(options);
   return [...(options.catalog ?? GPU_CATALOG)]
     .sort((a, b) => a.totalBytes - b.totalBytes)
-    .map((gpu) => ({ gpu, budget: { budgetBytes: budgetBytes({ freeBytes: gpu.totalBytes, totalBytes: gpu.totalBytes }, options), allocator } }));
+    .map((gpu) => ({ gpu, budget: { budgetBytes: budgetBytes({ freeBytes: gpu.totalBytes, totalBytes: gpu.totalBytes }, options), allocator: jobModel(options, gpu.totalBytes) } }));
 }
 
 /**

@@ -15,7 +15,7 @@ export interface JobOptions {
 
 /**
  * The PYTORCH_CUDA_ALLOC_CONF the job will run with: --alloc-conf, else this environment's
- * PYTORCH_ALLOC_CONF or PYTORCH_CUDA_ALLOC_CONF (the job inherits it), checked here so a bad value
+ * PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_ALLOC_CONF (the job inherits it: allocConfFromEnvironment), checked here so a bad value
  * is one line naming where it came from. Not for `--allocator raw` (no cache to configure).
  */
 export function jobAllocConf(options: JobOptions, env: Readonly<Record<string, string | undefined>> = process.env): { text: string; from: string } | undefined {
@@ -42,7 +42,8 @@ export function allocConfLine(options: JobOptions, env: Readonly<Record<string, 
   if (expandable) modelled.expandableSegments = true;
   const text = formatAllocConf(modelled);
   const from = [conf?.from, expandable ? "--allocator expandable" : undefined].filter((source) => source !== undefined).join(" and ");
-  return `allocator PYTORCH_CUDA_ALLOC_CONF=${text === "" ? "(PyTorch's defaults)" : text}, from ${from}`;
+  const unmodelled = modelled.unmodelled.length > 0 ? `; not affecting the answer: ${modelled.unmodelled.join(",")}` : "";
+  return `allocator PYTORCH_CUDA_ALLOC_CONF=${text === "" ? "(PyTorch's defaults)" : text}, from ${from}${unmodelled}`;
 }
 
 /**

@@ -44,7 +44,7 @@ export async function planTarget(plan: MemoryPlan, options: TargetOptions, limit
   const { targets } = await resolveCliTargets({ ...options, analytic: true }, "refuse");
   const target = await readTarget(targets[0]!);
   const result = await findMaxBatch(plan, { ...limits, target });
-  const allocator = jobModel(limits);
+  const allocator = jobModel(limits, result.device.totalBytes);
   const reserve = result.reserveBytes > 0 ? ` less the ${formatBytes(result.reserveBytes)} reserve` : "";
   if (target.kind === "reading") {
     const name = `device ${target.device.ordinal} (${target.device.name})`;

@@ -1,5 +1,5 @@
 // What `check` and `batch` add around a result: the host side of --offload, and ranked advice when it does not fit.
-import { parseAllocConf } from "../fit/allocConf.js";
+import { allowedMemoryBytes, parseAllocConf } from "../fit/allocConf.js";
 import { advise, type AdviceReport, type AdviceTarget } from "../advice/advise.js";
 import { measureAnalytic } from "../advice/scaleOut.js";
 import { findMaxBatch, type BatchResult, type BudgetLimits, type DeviceLockOptions, type JobModelOptions, type Target } from "../index.js";
@@ -55,12 +55,19 @@ export interface AdviceOptions {
 /** What advice needs of a result: where it was measured and how the job was charged there. */
 export type AdviceBasis = Pick<BatchResult, "budgetBytes" | "allocator" | "allocConf" | "jobContextBytes" | "device" | "reserveBytes" | "ownContextBytes">;
 
+/** An answer's modelled configuration as its allocator model has it, with the cap its memory fraction sets on the device. */
+function allocConfModel(text: string, totalBytes: number): { conf: ReturnType<typeof parseAllocConf>; allowedBytes?: number } {
+  const conf = parseAllocConf(text);
+  const allowedBytes = allowedMemoryBytes(conf, totalBytes);
+  return { conf, ...(allowedBytes !== Number.POSITIVE_INFINITY && { allowedBytes }) };
+}
+
 /** Where `result` was evaluated, for advice to measure its changes the same way (the same probes on a device). */
 export function adviceTarget(target: Target, result: AdviceBasis, options: AdviceOptions): AdviceTarget {
   const maxBatch = options.maxBatch !== undefined ? { maxBatch: options.maxBatch } : {};
   const base = {
     budgetBytes: result.budgetBytes,
-    allocator: { kind: result.allocator, contextBytes: result.jobContextBytes, ...(result.allocConf !== "" && { conf: parseAllocConf(result.allocConf) }) },
+    allocator: { kind: result.allocator, contextBytes: result.jobContextBytes, ...(result.allocConf !== "" && allocConfModel(result.allocConf, result.device.totalBytes)) },
     totalBytes: result.device.totalBytes,
     ...(result.device.id !== undefined && { id: result.device.id }),
     ...maxBatch,

@@ -29,6 +29,11 @@ export interface AllocatorModel {
   contextBytes: number;
   /** The caching allocator's PYTORCH_CUDA_ALLOC_CONF settings (default: PyTorch's defaults); not for `raw`. */
   conf?: AllocConf;
+  /**
+   * PyTorch's allowed_memory_maximum on the target (allowedMemoryBytes: ⌊per_process_memory_fraction
+   * × the device's total⌋), where the configuration sets a fraction; unset: none.
+   */
+  allowedBytes?: number;
 }
 
 /** The raw model: the tensors live when their 2 MiB-rounded sum peaks, each one cuMemAlloc. */
@@ -69,15 +74,15 @@ function rawAllocations({ order, bytes }: AllocationTrace): number[] {
  * driver rounds them), none given back. Only where `atCapacity` does a lower capacity change the
  * calls: the device probe replays again at the room the device really gave.
  */
-export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY): DeviceSteps {
+export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf = DEFAULT_ALLOC_CONF, capacityBytes = Number.POSITIVE_INFINITY, allowedBytes = Number.POSITIVE_INFINITY): DeviceSteps {
   // Identical devices (`--device all` on eight of one GPU) probe the same plan at the same batch and
   // capacity, each at once: one replay serves them all. Only the latest few are kept (segment lists).
   let recent = stepsByPlan.get(plan);
   if (recent === undefined) stepsByPlan.set(plan, (recent = new Map()));
-  const key = `${kind}:${formatAllocConf(conf)}:${batch}:${capacityBytes}`;
+  const key = `${kind}:${formatAllocConf(conf)}:${allowedBytes}:${batch}:${capacityBytes}`;
   const known = recent.get(key);
   if (known !== undefined) return known;
-  const steps = stepsOf(plan, batch, kind, conf, capacityBytes);
+  const steps = stepsOf(plan, batch, kind, conf, capacityBytes, allowedBytes);
   if (recent.size >= DEVICE_STEPS_PER_PLAN) recent.delete(recent.keys().next().value!);
   recent.set(key, steps);
   return steps;
@@ -87,7 +92,7 @@ type DeviceSteps = { readonly sizes: readonly number[]; readonly releases: reado
 const stepsByPlan = new WeakMap<MemoryPlan, Map<string, DeviceSteps>>();
 const DEVICE_STEPS_PER_PLAN = 8;
 
-function stepsOf(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf, capacityBytes: number): DeviceSteps {
+function stepsOf(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: AllocConf, capacityBytes: number, allowedBytes: number): DeviceSteps {
   const trace = allocationTrace(plan, batch);
   if (kind === "raw") return { sizes: rawAllocations(trace), releases: [], atCapacity: false };
   if (kind === "expandable" || conf.expandableSegments) {
@@ -98,8 +103,9 @@ function stepsOf(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: All
     // No limit: nothing is unmapped, so one allocation per map.
     return { sizes: expandableProbeSteps(trace, Number.POSITIVE_INFINITY, conf).sizes, releases: [], atCapacity: false };
   }
-  if (Number.isFinite(capacityBytes)) {
-    const replay = replayAtCapacity(trace, Math.max(0, capacityBytes), conf, { segments: true });
+  // A memory fraction limits (and collects) even with no capacity of the device's own.
+  if (Number.isFinite(capacityBytes) || Number.isFinite(allowedBytes)) {
+    const replay = replayAtCapacity(trace, Math.max(0, capacityBytes), conf, { segments: true, allowedBytes });
     if (replay.fits) return { ...probeSteps(replay.segmentLog!), atCapacity: true };
   }
   return { sizes: cachingAllocatorSegments(trace, conf), releases: [], atCapacity: false };
@@ -148,12 +154,13 @@ function effectiveKind(model: Pick<AllocatorModel, "kind" | "conf">): AllocatorK
  * retry), so a step fits when its live segments do, not only when its unconstrained peak does;
  * `expandable` follows its own (unmap the cached free pages, retry: expandableSegments.ts).
  */
-export function replayStep(plan: MemoryPlan, batch: number, model: Pick<AllocatorModel, "kind" | "conf">, capacityBytes = Number.POSITIVE_INFINITY): ReplayResult {
+export function replayStep(plan: MemoryPlan, batch: number, model: Pick<AllocatorModel, "kind" | "conf" | "allowedBytes">, capacityBytes = Number.POSITIVE_INFINITY): ReplayResult {
   const kind = effectiveKind(model);
   const conf = model.conf ?? DEFAULT_ALLOC_CONF;
+  const allowedBytes = model.allowedBytes ?? Number.POSITIVE_INFINITY;
   let cache = replays.get(plan);
   if (cache === undefined) replays.set(plan, (cache = new Map()));
-  const prefix = `${kind}:${formatAllocConf(conf)}:${batch}:`;
+  const prefix = `${kind}:${formatAllocConf(conf)}:${allowedBytes}:${batch}:`;
   // Without memory pressure the replay is the same at every capacity its peak fits in.
   const unlimited = cache.get(`${prefix}Infinity`);
   if (unlimited !== undefined && unlimited.reservedPeakBytes <= capacityBytes) return unlimited;
@@ -162,7 +169,7 @@ export function replayStep(plan: MemoryPlan, batch: number, model: Pick<Allocato
   if (cached !== undefined) return cached;
   const trace = allocationTrace(plan, batch);
   const capacity = Math.max(0, capacityBytes);
-  const result = kind === "pytorch" ? replayAtCapacity(trace, capacity, conf) : kind === "expandable" ? replayExpandable(trace, capacity, conf) : replayRaw(trace, capacity);
+  const result = kind === "pytorch" ? replayAtCapacity(trace, capacity, conf, { allowedBytes }) : kind === "expandable" ? replayExpandable(trace, capacity, conf) : replayRaw(trace, capacity);
   if (cache.size >= REPLAYS_PER_PLAN) cache.clear();
   cache.set(key, result);
   return result;
@@ -178,13 +185,13 @@ const replays = new WeakMap<MemoryPlan, Map<string, ReplayResult>>();
 const REPLAYS_PER_PLAN = 256;
 
 /** The device bytes of the allocations at the peak with no memory limit (before the context): PyTorch's peak `memory_reserved()`. */
-export function reservedBytes(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf?: AllocConf): number {
-  return replayStep(plan, batch, { kind, ...(conf !== undefined && { conf }) }).reservedPeakBytes;
+export function reservedBytes(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf?: AllocConf, allowedBytes?: number): number {
+  return replayStep(plan, batch, { kind, ...(conf !== undefined && { conf }), ...(allowedBytes !== undefined && { allowedBytes }) }).reservedPeakBytes;
 }
 
 /** The device bytes a plan takes at a batch size under an allocator model with no memory limit: its allocations and the context. */
 export function plannedBytes(plan: MemoryPlan, batch: number, allocator: AllocatorModel): number {
-  return reservedBytes(plan, batch, allocator.kind, allocator.conf) + allocator.contextBytes;
+  return reservedBytes(plan, batch, allocator.kind, allocator.conf, allocator.allowedBytes) + allocator.contextBytes;
 }
 
 /**
@@ -202,5 +209,5 @@ export function fitsBudget(plan: MemoryPlan, batch: number, allocator: Allocator
  */
 export function bytesWithin(plan: MemoryPlan, batch: number, allocator: AllocatorModel, budgetBytes: number): number {
   const replay = replayStep(plan, batch, allocator, budgetBytes - allocator.contextBytes);
-  return (replay.fits ? replay.reservedPeakBytes : reservedBytes(plan, batch, allocator.kind, allocator.conf)) + allocator.contextBytes;
+  return (replay.fits ? replay.reservedPeakBytes : reservedBytes(plan, batch, allocator.kind, allocator.conf, allocator.allowedBytes)) + allocator.contextBytes;
 }

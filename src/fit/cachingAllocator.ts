@@ -22,9 +22,16 @@
 // - should_split: the block is split when what remains is ≥ kMinBlockSize (small pool) or
 //   > kSmallSize (large pool, and only for requests below max_split_size); the remainder stays cached.
 // - free_block: a freed block merges with free neighbours of its segment (try_merge_blocks) and is cached.
-// garbage_collection_threshold only acts when the job set a memory fraction (malloc's set_fraction
-// test), which is not modelled. Segments get fresh addresses (a bump pointer): only ties between
-// equal-sized cached blocks depend on them.
+// - per_process_memory_fraction (setMemoryFraction, alloc_block): a segment that would take the
+//   reserved bytes past allowed_memory_maximum is refused before cudaMalloc, and the out-of-memory
+//   path runs as for a failed cudaMalloc.
+// - garbage_collect_cached_blocks, only under a fraction (malloc's set_fraction test): before a
+//   new segment, when the reserved bytes exceed threshold × allowed_memory_maximum, cudaFree the
+//   large pool's unsplit cached blocks whose age (get_free_block calls on the pool since the block
+//   was cached: get_free_blocks_call_count − gc_count_base) is at least the average, in the pool's
+//   order, again with the new average until the excess is reclaimed or nothing more is freed.
+// - large_segment_size_mb: the segment of a 1–10 MiB request (get_allocation_size's kLargeBuffer).
+// Segments get fresh addresses (a bump pointer): only ties between equal-sized cached blocks depend on them.
 //
 // The replay keeps blocks in typed arrays (no object per block) and each pool as one array of
 // block ids sorted by (size, address). Where the addon loads, its native replay answers instead
@@ -66,10 +73,10 @@ export function roundSize(bytes: number, divisions: readonly number[] = DEFAULT_
   return Math.ceil(bytes / K_MIN_BLOCK_SIZE) * K_MIN_BLOCK_SIZE;
 }
 
-/** `get_allocation_size`: the segment cudaMalloc'd for a (rounded) request no cached block can hold. */
-export function segmentSize(size: number): number {
+/** `get_allocation_size`: the segment cudaMalloc'd for a (rounded) request no cached block can hold (`largeSegment`: large_segment_size_mb). */
+export function segmentSize(size: number, largeSegment = K_LARGE_BUFFER): number {
   if (size <= K_SMALL_SIZE) return K_SMALL_BUFFER;
-  if (size < K_MIN_LARGE_ALLOC) return K_LARGE_BUFFER;
+  if (size < K_MIN_LARGE_ALLOC) return largeSegment;
   return Math.ceil(size / K_ROUND_LARGE) * K_ROUND_LARGE;
 }
 
@@ -121,6 +128,11 @@ export interface ReplayOptions {
   segments?: boolean;
   /** Replay in TypeScript even where the addon's native replay is there (tests compare the two). */
   typescript?: boolean;
+  /**
+   * PyTorch's allowed_memory_maximum (allowedMemoryBytes: ⌊per_process_memory_fraction × the
+   * device's total⌋); unset or Infinity: no fraction, so no cap of its own and no garbage collection.
+   */
+  allowedBytes?: number;
 }
 
 // ---- the replay's state, kept between replays (one replay runs at a time: it never yields) ----
@@ -131,6 +143,8 @@ let sizeOf = new Float64Array(1024);
 let prevOf = new Int32Array(1024);
 let nextOf = new Int32Array(1024);
 let segmentOf = new Int32Array(1024);
+/** Per block: the large pool's get_free_block count when it was last cached (gc_count_base). */
+let cachedAt = new Float64Array(1024);
 /** Bit 1: allocated; bit 2: small pool. */
 let flags = new Uint8Array(1024);
 const ALLOCATED = 1;
@@ -139,6 +153,8 @@ const SMALL = 2;
 let spare = new Int32Array(1024);
 let spareCount = 0;
 let made = 0;
+/** The large pool's get_free_blocks_call_count in the replay under way. */
+let largeCalls = 0;
 
 /** A pool of cached free blocks: ids sorted by (size, address), as the allocator's std::set. */
 interface Pool {
@@ -185,6 +201,7 @@ function growBlocks(): void {
   prevOf = grow(prevOf, (k) => new Int32Array(k));
   nextOf = grow(nextOf, (k) => new Int32Array(k));
   segmentOf = grow(segmentOf, (k) => new Int32Array(k));
+  cachedAt = grow(cachedAt, (k) => new Float64Array(k));
   flags = grow(flags, (k) => new Uint8Array(k));
 }
 
@@ -204,6 +221,7 @@ function lowerBound(pool: Pool, bytes: number, at: number): number {
 }
 
 function insert(pool: Pool, id: number): void {
+  cachedAt[id] = pool === large ? largeCalls : 0;
   if (pool.count === pool.ids.length) {
     const more = new Int32Array(pool.ids.length * 2);
     more.set(pool.ids);
@@ -238,8 +256,12 @@ export function replayAtCapacity(step: AllocationStep, capacityBytes = Number.PO
   // run the loop of replayInTypeScript cold, and a deep model's step (tens of thousands of events)
   // for long. This function is kept short and alone on the way to the addon because a fresh
   // process compiles each function on its first call, inside the time of that first replay.
-  const native = options.typescript === true ? undefined : nativeReplay();
-  if (native === undefined) return replayInTypeScript(order, bytes, capacityBytes, conf, segments);
+  // The native replay knows neither a memory fraction (nor the collection it enables) nor another
+  // large segment size: those configurations replay here, at this one dispatch point.
+  const allowed = options.allowedBytes ?? Number.POSITIVE_INFINITY;
+  const typescript = options.typescript === true || allowed !== Number.POSITIVE_INFINITY || conf.largeSegmentSizeBytes !== K_LARGE_BUFFER;
+  const native = typescript ? undefined : nativeReplay();
+  if (native === undefined) return replayInTypeScript(order, bytes, capacityBytes, conf, segments, allowed);
   const log = native(order, bytes, capacityBytes, conf.maxSplitSizeBytes, conf.maxNonSplitRoundingBytes, conf.roundupPower2Divisions, (figures ??= new Float64Array(7)), segments);
   const result: ReplayResult = { fits: figures[0] === 1, reservedPeakBytes: figures[1]!, allocatedPeakBytes: figures[2]!, cudaMallocs: figures[3]!, cudaFrees: figures[4]!, allocRetries: figures[5]!, failedAt: figures[6]! };
   if (log !== undefined) result.segmentLog = Array.from(log);
@@ -250,8 +272,14 @@ export function replayAtCapacity(step: AllocationStep, capacityBytes = Number.PO
 let figures: Float64Array | undefined;
 
 /** replayAtCapacity's rules in TypeScript: where the addon does not load, and for tests to compare with it. */
-function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityBytes: number, conf: AllocConf, segments: boolean): ReplayResult {
-  const { maxSplitSizeBytes: maxSplit, maxNonSplitRoundingBytes: maxRounding, roundupPower2Divisions: divisions } = conf;
+function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityBytes: number, conf: AllocConf, segments: boolean, allowedBytes = Number.POSITIVE_INFINITY): ReplayResult {
+  const { maxSplitSizeBytes: maxSplit, maxNonSplitRoundingBytes: maxRounding, roundupPower2Divisions: divisions, largeSegmentSizeBytes: largeSegment } = conf;
+  // The fraction refuses what would pass allowed_memory_maximum as the device refuses what would
+  // pass its capacity, with the same out-of-memory path after: one limit, the lower.
+  const limit = Math.min(capacityBytes, allowedBytes);
+  const collect = allowedBytes !== Number.POSITIVE_INFINITY && conf.garbageCollectionThreshold > 0;
+  const gcThreshold = collect ? Math.floor(conf.garbageCollectionThreshold * allowedBytes) : 0;
+  largeCalls = 0;
   const plainRounding = divisions.every((n) => n <= 1);
   const log: number[] | undefined = segments ? [] : undefined;
   made = 0;
@@ -270,7 +298,7 @@ function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityByte
 
   /** alloc_block: cudaMalloc a segment for the request, unless the device is full. */
   const allocBlock = (segmentBytes: number, pool: number): number => {
-    if (reserved + segmentBytes > capacityBytes) return -1;
+    if (reserved + segmentBytes > limit) return -1;
     const id = newBlock(nextAddress, segmentBytes, mallocs, pool);
     log?.push(segmentBytes);
     nextAddress += segmentBytes;
@@ -279,14 +307,18 @@ function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityByte
     if (reserved > reservedPeak) reservedPeak = reserved;
     return id;
   };
-  /** release_block: cudaFree a cached block that is a whole segment. */
-  const releaseBlock = (pool: Pool, at: number): void => {
-    const id = pool.ids[at]!;
-    removeAt(pool, at);
+  /** cudaFree of a cached block that is a whole segment, out of its pool already. */
+  const freeSegment = (id: number): void => {
     log?.push(-(segmentOf[id]! + 1));
     frees += 1;
     reserved -= sizeOf[id]!;
     dropBlock(id);
+  };
+  /** release_block: cudaFree the cached block at `at` in its pool. */
+  const releaseBlock = (pool: Pool, at: number): void => {
+    const id = pool.ids[at]!;
+    removeAt(pool, at);
+    freeSegment(id);
   };
   /** release_available_cached_blocks: with max_split_size, free oversize cached blocks until the request could be had. */
   const releaseAvailable = (pool: Pool, size: number): boolean => {
@@ -312,14 +344,46 @@ function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityByte
       let kept = 0;
       for (let k = 0; k < pool.count; k++) {
         const id = pool.ids[k]!;
-        if (prevOf[id] === -1 && nextOf[id] === -1) {
-          log?.push(-(segmentOf[id]! + 1));
-          frees += 1;
-          reserved -= sizeOf[id]!;
-          dropBlock(id);
-        } else pool.ids[kept++] = id;
+        if (prevOf[id] === -1 && nextOf[id] === -1) freeSegment(id);
+        else pool.ids[kept++] = id;
       }
       pool.count = kept;
+    }
+  };
+
+  /** garbage_collect_cached_blocks: see the file's head. */
+  const collectGarbage = (): void => {
+    if (reserved <= gcThreshold) return;
+    const target = reserved - gcThreshold;
+    let totalAge = 0;
+    let freeable = 0;
+    for (let k = 0; k < large.count; k++) {
+      const id = large.ids[k]!;
+      if (prevOf[id] === -1 && nextOf[id] === -1) {
+        totalAge += largeCalls - cachedAt[id]!;
+        freeable += 1;
+      }
+    }
+    let reclaimed = 0;
+    let freed = true;
+    while (reclaimed < target && freed && freeable > 0) {
+      const ageThreshold = totalAge / freeable;
+      freed = false;
+      // One pass over the pool in its order, freeing every old enough unsplit block (PyTorch does
+      // not stop at the target within a pass); the kept ids close up behind.
+      let kept = 0;
+      for (let k = 0; k < large.count; k++) {
+        const id = large.ids[k]!;
+        const age = largeCalls - cachedAt[id]!;
+        if (prevOf[id] === -1 && nextOf[id] === -1 && age >= ageThreshold) {
+          freed = true;
+          reclaimed += sizeOf[id]!;
+          totalAge -= age;
+          freeable -= 1;
+          freeSegment(id);
+        } else large.ids[kept++] = id;
+      }
+      large.count = kept;
     }
   };
 
@@ -362,7 +426,8 @@ function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityByte
     const isSmall = size <= K_SMALL_SIZE;
     const pool = isSmall ? small : large;
     const poolFlag = isSmall ? SMALL : 0;
-    // get_free_block
+    // get_free_block (it counts its calls on the pool only while the collection is on)
+    if (collect && !isSmall) largeCalls += 1;
     let id = -1;
     const at = lowerBound(pool, size, 0);
     if (at < pool.count) {
@@ -374,7 +439,8 @@ function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityByte
       }
     }
     if (id < 0) {
-      const segmentBytes = segmentSize(size);
+      if (collect) collectGarbage();
+      const segmentBytes = segmentSize(size, largeSegment);
       id = allocBlock(segmentBytes, poolFlag);
       if (id < 0 && releaseAvailable(pool, size)) id = allocBlock(segmentBytes, poolFlag);
       if (id < 0) {

@@ -1,6 +1,6 @@
 // What a target charges a plan for besides its tensors: the job's allocator and CUDA context, and the headroom.
 import { invalidArgument } from "../errors.js";
-import { parseAllocConf } from "./allocConf.js";
+import { allowedMemoryBytes, parseAllocConf } from "./allocConf.js";
 import { ALLOCATOR_KINDS, DEFAULT_ALLOCATOR, type AllocatorKind, type AllocatorModel } from "./allocator.js";
 import type { BudgetLimits } from "./budget.js";
 import { jobContextBytes } from "./context.js";
@@ -14,7 +14,7 @@ export interface JobModelOptions {
   /**
    * The job's PYTORCH_CUDA_ALLOC_CONF (e.g. `max_split_size_mb:128,expandable_segments:True`);
    * default: PyTorch's defaults. The library never reads the environment: the CLI passes the
-   * job's (`--alloc-conf`, else PYTORCH_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF).
+   * job's (`--alloc-conf`, else PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_ALLOC_CONF).
    */
   allocConf?: string;
 }
@@ -25,8 +25,12 @@ export interface SearchLimits extends BudgetLimits {
   maxBatch?: number;
 }
 
-/** The allocator model of the job: its allocator, and its whole context charged. */
-export function jobModel(options: JobModelOptions): AllocatorModel {
+/**
+ * The allocator model of the job: its allocator, and its whole context charged; on a device of
+ * `totalBytes`, the cap its per_process_memory_fraction sets (a fraction needs the device's total:
+ * without it the model has no such cap).
+ */
+export function jobModel(options: JobModelOptions, totalBytes?: number): AllocatorModel {
   let kind = options.allocator ?? DEFAULT_ALLOCATOR;
   if (!ALLOCATOR_KINDS.includes(kind)) throw invalidArgument("allocator", kind, `one of ${ALLOCATOR_KINDS.join(", ")}`);
   const contextBytes = jobContextBytes(options.jobContextBytes);
@@ -38,5 +42,11 @@ export function jobModel(options: JobModelOptions): AllocatorModel {
     throw invalidArgument("allocConf", options.allocConf, "no expandable_segments:False with the expandable allocator");
   }
   if (conf.expandableSegments) kind = "expandable";
-  return { kind, contextBytes, conf: kind === "expandable" ? { ...conf, expandableSegments: true } : conf };
+  // With expandable segments PyTorch tests the fraction against the segment size before it maps
+  // pages (alloc_block): not modelled by expandableSegments.ts, so refused rather than ignored.
+  if (kind === "expandable" && conf.perProcessMemoryFraction < 1) {
+    throw invalidArgument("allocConf", options.allocConf, "per_process_memory_fraction without expandable segments (the two together are not modelled)");
+  }
+  const allowedBytes = allowedMemoryBytes(conf, totalBytes);
+  return { kind, contextBytes, conf: kind === "expandable" ? { ...conf, expandableSegments: true } : conf, ...(allowedBytes !== Number.POSITIVE_INFINITY && { allowedBytes }) };
 }

@@ -54,8 +54,8 @@ export function needPlan(bytes: number): MemoryPlan {
 
 /** The analytic answer on a target whose free memory is known (a catalog GPU, a raw budget, a device's NVML reading). */
 export function checkAnalytic(plan: MemoryPlan, batch: number, target: AnalyticTarget, options: CheckOptions = {}, reason?: string): CheckResult {
-  const model = jobModel(options);
   const { device, memory } = analyticMemory(target);
+  const model = jobModel(options, memory.totalBytes);
   const budget = budgetBytes(memory, options);
   // The same fits() as the analytic search's: `check --batch B` agrees with `batch` at B and B + 1.
   const needBytes = bytesWithin(plan, batch, model, budget);

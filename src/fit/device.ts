@@ -14,6 +14,8 @@ export interface DeviceProbeOptions {
   allocator: AllocatorKind;
   /** The caching allocator's PYTORCH_CUDA_ALLOC_CONF settings (default: PyTorch's). */
   conf?: AllocConf;
+  /** PyTorch's allowed_memory_maximum where the configuration sets a memory fraction (AllocatorModel's). */
+  allowedBytes?: number;
   /**
    * What the budget leaves the job's allocations (budget less the job's context): the step is
    * replayed at this capacity, so its out-of-memory path (free the cache, retry) decides which
@@ -103,7 +105,7 @@ export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, opti
       let capacityBytes = options.capacityBytes;
       for (let attempt = 0; ; attempt++) {
         signal?.throwIfAborted();
-        const steps = deviceSteps(plan, batch, options.allocator, options.conf, capacityBytes);
+        const steps = deviceSteps(plan, batch, options.allocator, options.conf, capacityBytes, options.allowedBytes);
         if (attempt > 0 && !steps.atCapacity) return false;
         const result = await probeOnce(batch, steps);
         if (result.fits) return true;

@@ -36,7 +36,7 @@
 // which needs its address space (1 1/8 of the device) used up by unmapped gaps; the emulation
 // gives the segment 2^50 B of address space instead (ties between free blocks compare sizes that
 // include the unmapped block after them, so only the order of those sizes matters).
-import { K_LARGE_BUFFER, K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, asTrace, replayResult, roundSize, type AllocationStep, type ReplayResult } from "./cachingAllocator.js";
+import { K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, asTrace, replayResult, roundSize, type AllocationStep, type ReplayResult } from "./cachingAllocator.js";
 import { DEFAULT_ALLOC_CONF, type AllocConf } from "./allocConf.js";
 
 /** The address space the emulation gives each pool's segment. */
@@ -290,7 +290,7 @@ function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, lo
   const { order, bytes } = asTrace(step);
   const { maxSplitSizeBytes: maxSplit, maxNonSplitRoundingBytes: maxRounding, roundupPower2Divisions: divisions } = conf;
   const small = new Pool(K_SMALL_BUFFER);
-  const large = new Pool(K_LARGE_BUFFER);
+  const large = new Pool(conf.largeSegmentSizeBytes);  // large_segment_size_mb: the large pool's page (measured on torch 2.14.1)
   const live: (Block | undefined)[] = new Array<Block | undefined>(bytes.length);
   let reserved = 0;
   let reservedPeak = 0;

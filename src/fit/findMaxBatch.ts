@@ -80,8 +80,8 @@ export async function analyticBatch(plan: MemoryPlan, target: AnalyticTarget, op
   // process.hrtime, not performance.now(): the first use of `performance` loads Node's perf_hooks,
   // a millisecond of the CLI's cold start, which is mostly this function (docs/benchmarks.md).
   const started = process.hrtime.bigint();
-  const model = jobModel(options);
   const { device, memory } = analyticMemory(target);
+  const model = jobModel(options, memory.totalBytes);
   const budget = budgetBytes(memory, options);
   const { batchSize } = await analyticMaxBatch(plan, budget, model, options.maxBatch);
   return {
@@ -116,8 +116,8 @@ export async function deviceBatch(target: DeviceTarget, plan: MemoryPlan, option
 
 /** The device's budget and the probe's floor and cap, from one reading. */
 export async function deviceCharges(target: DeviceTarget, options: SearchLimits & JobModelOptions) {
-  const model = jobModel(options);
   const reading = await readDevice(target.addon, target.device, target.nvml);
+  const model = jobModel(options, reading.totalBytes);
   const charge = { jobContextBytes: model.contextBytes, spentBytes: Math.min(reading.ownContextBytes, model.contextBytes) };
   const memory = { freeBytes: reading.freeBytes, totalBytes: reading.totalBytes };
   const reserve = reserveBytes(reading.totalBytes, options);
@@ -141,6 +141,7 @@ export function probeOptions(
   return {
     allocator: charges.model.kind,
     ...(charges.model.conf !== undefined && { conf: charges.model.conf }),
+    ...(charges.model.allowedBytes !== undefined && { allowedBytes: charges.model.allowedBytes }),
     capacityBytes: charges.budget - charges.model.contextBytes,
     floorBytes: charges.floorBytes,
     ...(charges.limitBytes !== undefined && { limitBytes: charges.limitBytes }),

@@ -98,8 +98,8 @@ function seqResult(plan: MemoryPlan, seq: number, batch: number, allocator: Allo
 /** The longest sequence at `batch` on an analytic target (a catalog GPU or a raw budget). */
 export async function analyticSeq(planAt: PlanAtSeq, batch: number, target: AnalyticTarget, limits: SeqLimits = {}, reason?: string): Promise<SeqResult> {
   const started = performance.now();
-  const allocator = jobModel(limits);
   const { device, memory } = analyticMemory(target);
+  const allocator = jobModel(limits, memory.totalBytes);
   const budget = budgetBytes(memory, limits);
   const seq = await analyticMaxSeq(planAt, batch, budget, allocator, limits.maxSeq);
   return {

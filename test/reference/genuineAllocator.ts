@@ -94,19 +94,27 @@ function nvmlDir(): string {
   return dir;
 }
 
+/** How a harness process starts besides its configuration: the simulated device's total, and more environment (PYTORCH_ALLOC_CONF). */
+export interface HarnessOptions {
+  /** The device's total bytes (default DEVICE_BYTES): what per_process_memory_fraction is a fraction of. */
+  deviceBytes?: number;
+  env?: Record<string, string>;
+}
+
 /** One harness process under one PYTORCH_CUDA_ALLOC_CONF (unset: PyTorch's defaults). */
 export class GenuineAllocator {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly waiting: ((line: string) => void)[] = [];
   private stderr = "";
 
-  constructor(binary: string, wheel: TorchWheel, allocConf: string | undefined) {
+  constructor(binary: string, wheel: TorchWheel, allocConf: string | undefined, options: HarnessOptions = {}) {
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
       LD_LIBRARY_PATH: [stubDir, nvmlDir(), join(wheel.dir, "lib")].join(":"),
-      CUDASIM_DEVICES: `vramfit reference GPU:${DEVICE_BYTES}`,
+      CUDASIM_DEVICES: `vramfit reference GPU:${options.deviceBytes ?? DEVICE_BYTES}`,
       CUDASIM_CONTEXT_BYTES: "0",  // vramfit's side charges no context either: the allocators alone are compared
       ...(allocConf !== undefined && { PYTORCH_CUDA_ALLOC_CONF: allocConf }),
+      ...options.env,
     };
     this.child = spawn(binary, [], { env, stdio: ["pipe", "pipe", "pipe"] });
     this.child.stderr.on("data", (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString()).slice(-4000)));

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { allocConfFromEnvironment, DEFAULT_ALLOC_CONF, formatAllocConf, parseAllocConf } from "../../src/fit/allocConf.js";
 import { jobModel } from "../../src/fit/charges.js";
+import { allocConfLine } from "../../src/cli/jobOptions.js";
 
 const MiB = 2 ** 20;
 
@@ -28,7 +29,15 @@ describe("parseAllocConf", () => {
     ["expandable_segments:yes", /expandable_segments:True or expandable_segments:False/],
     ["roundup_power2_divisions:3", /powers of two/],
     ["backend:cudaMallocAsync", /cudaMallocAsync is not modelled/],
-    ["max_spilt_size_mb:128", /keys of PyTorch's caching allocator/],
+    ["max_spilt_size_mb:128", /keys of torch 2\.14\.1's caching allocator: .*per_process_memory_fraction/],
+    ["per_process_memory_fraction:1.5", /per_process_memory_fraction from 0 to 1/],
+    ["per_process_memory_fraction:half", /per_process_memory_fraction from 0 to 1/],
+    ["large_segment_size_mb:10", /large_segment_size_mb as a whole number of MiB > 10/],
+    ["throw_on_cudamalloc_oom:True", /throw_on_cudamalloc_oom:False \(True, which fails before the cache is freed, is not modelled\)/],
+    ["release_lock_on_cudamalloc:yes", /release_lock_on_cudamalloc:True or release_lock_on_cudamalloc:False/],
+    ["pinned_num_register_threads:x", /pinned_num_register_threads as a whole number/],
+    // A key torch 2.14.1 does not know: an earlier spelling of a pinned key.
+    ["pinned_max_round_threshold:4", /keys of torch 2\.14\.1's caching allocator/],
     ["max_split_size_mb", /key:value pairs/],
   ])("refuses %s in one line naming the option", (text, message) => {
     expect(() => parseAllocConf(text, "--alloc-conf")).toThrow(message);
@@ -41,15 +50,40 @@ describe("parseAllocConf", () => {
     expect(formatAllocConf(parseAllocConf(formatAllocConf(parseAllocConf("roundup_power2_divisions:[64:8,>:2]"))))).toBe(formatAllocConf(parseAllocConf("roundup_power2_divisions:[64:8,>:2]")));
   });
 
-  it("takes PYTORCH_ALLOC_CONF over PYTORCH_CUDA_ALLOC_CONF, as torch 2.14 does", () => {
-    expect(allocConfFromEnvironment({ PYTORCH_CUDA_ALLOC_CONF: "max_split_size_mb:64", PYTORCH_ALLOC_CONF: "expandable_segments:True" })).toEqual({ text: "expandable_segments:True", variable: "PYTORCH_ALLOC_CONF" });
-    expect(allocConfFromEnvironment({ PYTORCH_CUDA_ALLOC_CONF: "max_split_size_mb:64" })?.variable).toBe("PYTORCH_CUDA_ALLOC_CONF");
+  it("takes PYTORCH_CUDA_ALLOC_CONF over PYTORCH_ALLOC_CONF, even empty, as torch 2.14.1 does (allocConfGenuine.test.ts measures it)", () => {
+    expect(allocConfFromEnvironment({ PYTORCH_CUDA_ALLOC_CONF: "max_split_size_mb:64", PYTORCH_ALLOC_CONF: "expandable_segments:True" })).toEqual({ text: "max_split_size_mb:64", variable: "PYTORCH_CUDA_ALLOC_CONF" });
+    expect(allocConfFromEnvironment({ PYTORCH_ALLOC_CONF: "max_split_size_mb:64" })?.variable).toBe("PYTORCH_ALLOC_CONF");
+    expect(allocConfFromEnvironment({ PYTORCH_CUDA_ALLOC_CONF: "", PYTORCH_ALLOC_CONF: "max_split_size_mb:64" })).toBeUndefined();
     expect(allocConfFromEnvironment({})).toBeUndefined();
+  });
+
+  it("reads per_process_memory_fraction and large_segment_size_mb, and keeps the keys that change no segment apart", () => {
+    const conf = parseAllocConf("per_process_memory_fraction:0.25,large_segment_size_mb:40,release_lock_on_cudamalloc:True,pinned_num_register_threads:8,throw_on_cudamalloc_oom:False");
+    expect(conf.perProcessMemoryFraction).toBe(0.25);
+    expect(conf.largeSegmentSizeBytes).toBe(40 * MiB);
+    expect(conf.unmodelled).toEqual(["release_lock_on_cudamalloc:True", "pinned_num_register_threads:8"]);
+    // What was modelled, re-readable; the rest is not part of it.
+    expect(formatAllocConf(conf)).toBe("per_process_memory_fraction:0.25,large_segment_size_mb:40");
+    expect(parseAllocConf(formatAllocConf(conf)).perProcessMemoryFraction).toBe(0.25);
+  });
+
+  it("caps the allocator at ⌊fraction × the device's total⌋ only below a fraction of 1 (PyTorch then sets none)", () => {
+    const total = 80 * 10 ** 9;
+    expect(jobModel({ allocConf: "per_process_memory_fraction:0.3" }, total).allowedBytes).toBe(Math.floor(0.3 * total));
+    expect(jobModel({ allocConf: "per_process_memory_fraction:1" }, total).allowedBytes).toBeUndefined();
+    expect(jobModel({ allocConf: "max_split_size_mb:64" }, total).allowedBytes).toBeUndefined();
+    expect(() => jobModel({ allocConf: "expandable_segments:True,per_process_memory_fraction:0.5" }, total)).toThrow(/^allocConf: expected per_process_memory_fraction without expandable segments/);
   });
 
   it("models expandable_segments:True as the expandable allocator; raw takes no configuration", () => {
     expect(jobModel({ allocConf: "expandable_segments:True" }).kind).toBe("expandable");
     expect(jobModel({ allocator: "raw", allocConf: "max_split_size_mb:64" })).toEqual({ kind: "raw", contextBytes: 512 * MiB });
     expect(() => jobModel({ allocator: "expandable", allocConf: "expandable_segments:False" })).toThrow(/^allocConf: expected no expandable_segments:False/);
+  });
+
+  it("says which configuration was modelled and names the keys that do not affect the answer", () => {
+    const line = allocConfLine({ allocConf: "release_lock_on_cudamalloc:True,per_process_memory_fraction:0.5,pinned_use_background_threads:True" }, {});
+    expect(line).toBe("allocator PYTORCH_CUDA_ALLOC_CONF=per_process_memory_fraction:0.5, from --alloc-conf; not affecting the answer: release_lock_on_cudamalloc:True,pinned_use_background_threads:True");
+    expect(allocConfLine({}, { PYTORCH_ALLOC_CONF: "max_split_size_mb:64", PYTORCH_CUDA_ALLOC_CONF: "large_segment_size_mb:40" })).toBe("allocator PYTORCH_CUDA_ALLOC_CONF=large_segment_size_mb:40, from PYTORCH_CUDA_ALLOC_CONF");
   });
 });

@@ -1,0 +1,153 @@
+// torch 2.14.1's keys beyond the four the big comparison covers (genuineAllocator.test.ts), against PyTorch's genuine allocator:
+// per_process_memory_fraction (the cap ⌊fraction × the device's total⌋), the garbage collection it
+// enables (garbage_collection_threshold), large_segment_size_mb, and which environment variable a
+// job reads. For a few presets, on a simulated device sized to each (the fraction is of its total):
+//  1. at two batches, with the whole device, the same cudaMalloc/cudaFree sequence, peaks and retries;
+//  2. at three capacities, the same largest batch (vramfit's analytic answer, and the largest the
+//     genuine allocator replays, searched from it with vramfit's own search as there).
+// Kept small (CI's time): three presets, three configurations, one harness process per pair.
+import { beforeAll, describe, expect, it } from "vitest";
+
+import { allocConfFromEnvironment, allowedMemoryBytes, parseAllocConf } from "../../src/fit/allocConf.js";
+import { analyticMaxBatch } from "../../src/fit/analytic.js";
+import { replayAtCapacity } from "../../src/fit/cachingAllocator.js";
+import { searchMaxBatch } from "../../src/fit/search.js";
+import { allocationTrace } from "../../src/step/allocationTrace.js";
+import { eventsLog, presetPlan } from "./emulation.js";
+import { GenuineAllocator, buildHarness, findCudaInclude, findTorchWheel, type GenuineReplay, type HarnessOptions, type TorchWheel } from "./genuineAllocator.js";
+
+const MiB = 2 ** 20;
+const PRESETS = ["resnet18", "gpt2", "bert-base"];
+/**
+ * A fraction with a collection that starts at half of it; one with a late collection and
+ * max_split_size_mb (release_available_cached_blocks on the way); a fraction alone, with a larger
+ * segment for 1–10 MiB requests.
+ */
+const CONFIGS = [
+  "per_process_memory_fraction:0.5,garbage_collection_threshold:0.5",
+  "per_process_memory_fraction:0.7,garbage_collection_threshold:0.8,max_split_size_mb:64",
+  "per_process_memory_fraction:0.6,large_segment_size_mb:32",
+];
+const BATCHES = [4, 16];
+/** Each device's total: what the emulation reserves with no limit at this batch under PyTorch's defaults, so every fraction binds near the batches compared. */
+const DEVICE_BATCH = 24;
+
+const wheel = findTorchWheel(process.env.VRAMFIT_TORCH_CUDA_PYTHON);
+const cudaInclude = findCudaInclude();
+const skipReason =
+  typeof wheel === "string" ? wheel : cudaInclude === undefined ? "no CUDA headers: set VRAMFIT_CUDA_INCLUDE (source .ci/python-envs.sh)" : undefined;
+if (skipReason !== undefined) console.log(`allocator configuration reference skipped: ${skipReason}`);
+
+/** What a replay did, in the harness's terms (cudaFree by the size of the segment it gives back). */
+type Calls = Omit<GenuineReplay, "numOoms">;
+
+/** The emulation's replay of a preset's step at a capacity under a configuration on a device of `deviceBytes`; `collect: false` drops the threshold (for the check that it matters). */
+function emulated(name: string, batch: number, capacityBytes: number, conf: string, deviceBytes: number, collect = true): Calls {
+  const parsed = parseAllocConf(conf);
+  const modelled = collect ? parsed : { ...parsed, garbageCollectionThreshold: 0 };
+  const replay = replayAtCapacity(allocationTrace(presetPlan(name), batch), capacityBytes, modelled, { segments: true, allowedBytes: allowedMemoryBytes(parsed, deviceBytes) });
+  // A replay that ran out ends its log with the cudaMalloc that failed; the genuine allocator's trace has no entry for it.
+  const log = replay.fits ? replay.segmentLog! : replay.segmentLog!.slice(0, -1);
+  const mallocs = log.filter((entry) => entry > 0);
+  return {
+    fits: replay.fits,
+    failedAt: replay.failedAt,
+    deviceCalls: log.map((entry) => (entry > 0 ? entry : -mallocs[-entry - 1]!)),
+    peakAllocatedBytes: replay.allocatedPeakBytes,
+    peakReservedBytes: replay.reservedPeakBytes,
+    numAllocRetries: replay.allocRetries,
+  };
+}
+
+interface Row {
+  name: string;
+  conf: string;
+  deviceBytes: number;
+  sequences: { batch: number; genuine: GenuineReplay; emulated: Calls; withoutCollection: Calls }[];
+  largest: { capacityBytes: number; vramfit: number; genuine: number }[];
+}
+
+describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garbage collection and large segments against vramfit's", () => {
+  const rows: Row[] = [];
+  const fromEnvironment: { env: Record<string, string>; genuine: number[]; emulated: number[] }[] = [];
+
+  beforeAll(async () => {
+    const binary = buildHarness(wheel as TorchWheel, cudaInclude!);
+    const start = (conf: string | undefined, options: HarnessOptions) => new GenuineAllocator(binary, wheel as TorchWheel, conf, options);
+    for (const name of PRESETS) {
+      const plan = presetPlan(name);
+      const unconstrained = replayAtCapacity(allocationTrace(plan, DEVICE_BATCH), Number.POSITIVE_INFINITY).reservedPeakBytes;
+      const deviceBytes = Math.ceil(unconstrained / (2 * MiB)) * 2 * MiB;
+      const logs = new Map<number, string>();
+      const log = (batch: number) => logs.get(batch) ?? logs.set(batch, eventsLog(plan, batch, name)).get(batch)!;
+      await Promise.all(CONFIGS.map(async (conf) => {
+        const allocator = start(conf, { deviceBytes });
+        try {
+          const row: Row = { name, conf, deviceBytes, sequences: [], largest: [] };
+          for (const batch of BATCHES) {
+            row.sequences.push({ batch, genuine: await allocator.replay(log(batch), 0), emulated: emulated(name, batch, deviceBytes, conf, deviceBytes), withoutCollection: emulated(name, batch, deviceBytes, conf, deviceBytes, false) });
+          }
+          // The whole device (the fraction decides), and two capacities below the fraction's cap
+          // (the device decides, the collection still runs against the cap).
+          const allowed = allowedMemoryBytes(parseAllocConf(conf), deviceBytes);
+          for (const capacityBytes of [deviceBytes, Math.floor((0.85 * allowed) / (2 * MiB)) * 2 * MiB, Math.floor((0.6 * allowed) / (2 * MiB)) * 2 * MiB]) {
+            const vramfit = (await analyticMaxBatch(plan, capacityBytes, { kind: "pytorch", contextBytes: 0, conf: parseAllocConf(conf), allowedBytes: allowed })).batchSize;
+            const genuine = await searchMaxBatch(async (b) => (await allocator.replay(log(b), capacityBytes)).fits, { seed: vramfit });
+            row.largest.push({ capacityBytes, vramfit, genuine: genuine.batchSize });
+          }
+          rows.push(row);
+        } finally {
+          allocator.close();
+        }
+      }));
+    }
+    // Which variable a job reads: a 3 MiB request's segment is large_segment_size_mb where it is read.
+    const request = "a 1 3145728\n";
+    const environments: Record<string, string>[] = [{ PYTORCH_ALLOC_CONF: "large_segment_size_mb:40" }, { PYTORCH_ALLOC_CONF: "large_segment_size_mb:40", PYTORCH_CUDA_ALLOC_CONF: "max_split_size_mb:100" }, { PYTORCH_ALLOC_CONF: "large_segment_size_mb:40", PYTORCH_CUDA_ALLOC_CONF: "" }];
+    for (const env of environments) {
+      const allocator = start(undefined, { env });
+      try {
+        const genuine = (await allocator.replay(request, 0)).deviceCalls;
+        const chosen = allocConfFromEnvironment(env);
+        const conf = chosen === undefined ? undefined : parseAllocConf(chosen.text);
+        const replay = replayAtCapacity([{ kind: "alloc", tensor: 1, bytes: 3 * MiB }], Number.POSITIVE_INFINITY, conf, { segments: true });
+        fromEnvironment.push({ env, genuine, emulated: replay.segmentLog! });
+      } finally {
+        allocator.close();
+      }
+    }
+  }, 120_000);
+
+  it("without a capacity of the device's own, the same cudaMalloc/cudaFree sequence, peaks and retries under each fraction", () => {
+    expect(rows).toHaveLength(PRESETS.length * CONFIGS.length);
+    const disagreements = rows.flatMap((row) => row.sequences
+      .filter(({ genuine: g, emulated: e }) => !(g.fits === e.fits && g.failedAt === e.failedAt && same(g.deviceCalls, e.deviceCalls) && g.peakAllocatedBytes === e.peakAllocatedBytes && g.peakReservedBytes === e.peakReservedBytes && g.numAllocRetries === e.numAllocRetries))
+      .map(({ batch, genuine: g, emulated: e }) => `${row.name} batch ${batch} (${row.conf}, device ${row.deviceBytes / MiB} MiB): genuine ${g.fits ? "fits" : `fails at ${g.failedAt}`}, ${g.deviceCalls.length} calls, ${g.numAllocRetries} retries; emulation ${e.fits ? "fits" : `fails at ${e.failedAt}`}, ${e.deviceCalls.length} calls, ${e.numAllocRetries} retries`));
+    expect(disagreements).toEqual([]);
+  });
+
+  it("the garbage collection is what some of those sequences hang on: segments freed with no retry, which the emulation without it does not make", () => {
+    const collecting = rows.filter((row) => parseAllocConf(row.conf).garbageCollectionThreshold > 0).flatMap((row) => row.sequences);
+    const collected = collecting.filter(({ genuine }) => genuine.numAllocRetries === 0 && genuine.deviceCalls.some((bytes) => bytes < 0));
+    expect(collected.length).toBeGreaterThan(0);
+    expect(collected.some(({ genuine, withoutCollection }) => !same(genuine.deviceCalls, withoutCollection.deviceCalls))).toBe(true);
+  });
+
+  it("at three capacities, the same largest batch", () => {
+    const disagreements = rows.flatMap((row) => row.largest
+      .filter((entry) => entry.vramfit !== entry.genuine)
+      .map((entry) => `${row.name} (${row.conf}) at ${entry.capacityBytes / MiB} MiB of ${row.deviceBytes / MiB}: vramfit ${entry.vramfit}, genuine ${entry.genuine}`));
+    expect(disagreements).toEqual([]);
+    // The fraction decided somewhere: on the whole device the answer is below what the device alone allows.
+    expect(rows.some((row) => row.largest[0]!.genuine < DEVICE_BATCH)).toBe(true);
+  });
+
+  it("reads PYTORCH_CUDA_ALLOC_CONF over PYTORCH_ALLOC_CONF as the genuine allocator does", () => {
+    expect(fromEnvironment.map((entry) => entry.genuine)).toEqual([[40 * MiB], [20 * MiB], [20 * MiB]]);
+    for (const entry of fromEnvironment) expect(entry.emulated, JSON.stringify(entry.env)).toEqual(entry.genuine);
+  });
+});
+
+function same(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((bytes, k) => bytes === b[k]);
+}
