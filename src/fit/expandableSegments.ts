@@ -443,14 +443,3 @@ function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, lo
   if (log !== undefined) result.mapLog = log;
   return result;
 }
-
-/**
- * Replays a step's allocations and frees through expandable segments with no memory limit and
- * returns every page mapped, in order (2 MiB pages for the small pool, 20 MiB for the large one):
- * what the job holds at the end of the step.
- */
-export function expandableSegmentPages(step: AllocationStep, conf: AllocConf = DEFAULT_ALLOC_CONF): number[] {
-  const pages: number[] = [];
-  replay(step, Number.POSITIVE_INFINITY, conf, undefined, pages);
-  return pages;
-}

@@ -2,14 +2,18 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { cachingAllocatorSegments } from "../../src/fit/cachingAllocator.js";
-import { expandableSegmentPages } from "../../src/fit/expandableSegments.js";
+import { cachingAllocatorSegments, type AllocationStep } from "../../src/fit/cachingAllocator.js";
+import { DEFAULT_ALLOC_CONF } from "../../src/fit/allocConf.js";
+import { replayExpandable } from "../../src/fit/expandableSegments.js";
 import { bytesByCategory, peakBytes, type Category } from "../../src/plan/memoryPlan.js";
 import { allocationTrace, type AllocationEvent } from "../../src/step/allocationTrace.js";
 import { readStepTrace, type StepTrace, type TraceEvent } from "../../src/step/traceFile.js";
 import { tracePlan } from "../../src/step/tracePlan.js";
 import { planTrace } from "../../src/index.js";
 import { invalidMessage } from "./invalidMessage.js";
+
+/** What expandable segments map for a step with no memory limit: the bytes of each map_block, in order. */
+const expandableMaps = (step: AllocationStep) => replayExpandable(step, Number.POSITIVE_INFINITY, DEFAULT_ALLOC_CONF, { segments: true }).mapLog;
 
 const MiB = 2 ** 20;
 const FILE = "test/fixtures/trace/hand-made.json";
@@ -81,7 +85,7 @@ describe("readStepTrace and tracePlan", () => {
   it("replays through the caching allocator and expandable segments as the trace's own order does", () => {
     for (const batch of [1, 3, 50]) {
       expect(cachingAllocatorSegments(allocationTrace(plan, batch))).toEqual(cachingAllocatorSegments(eventsAt(trace, batch)));
-      expect(expandableSegmentPages(allocationTrace(plan, batch))).toEqual(expandableSegmentPages(eventsAt(trace, batch)));
+      expect(expandableMaps(allocationTrace(plan, batch))).toEqual(expandableMaps(eventsAt(trace, batch)));
     }
   });
 
@@ -105,7 +109,7 @@ describe("readStepTrace and tracePlan", () => {
         const random: StepTrace = { ...trace, events, charged: {} };
         const p = tracePlan(random);
         expect(cachingAllocatorSegments(allocationTrace(p, 1))).toEqual(cachingAllocatorSegments(eventsAt(random, 1)));
-        expect(expandableSegmentPages(allocationTrace(p, 1))).toEqual(expandableSegmentPages(eventsAt(random, 1)));
+        expect(expandableMaps(allocationTrace(p, 1))).toEqual(expandableMaps(eventsAt(random, 1)));
         expect(peakBytes(p, 1)).toBe(livePeak(eventsAt(random, 1)));
       }),
       { numRuns: 300 },
