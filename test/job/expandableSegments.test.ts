@@ -7,6 +7,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_ALLOC_CONF } from "../../src/fit/allocConf.js";
+import { replayExpandable } from "../../src/fit/expandableSegments.js";
 import { prepareSimulatedGpu, simulatedRunEnv } from "../../src/job/simulatedGpu.js";
 import { root } from "../cli/runCli.js";
 import { withTorchDefaults } from "./torchDefaults.js";
@@ -31,5 +33,11 @@ describe.skipIf(skip !== undefined)("PyTorch's expandable segments on a simulate
     expect(r.allocated).toBe(31 * MiB);
     expect(r.reserved).toBe(2 * 20 * MiB + 2 * MiB);
     expect(r.segments.map(([type, bytes]) => `${type} ${bytes}`).sort()).toEqual([`large ${40 * MiB}`, `small ${2 * MiB}`]);
+    // memory_stats()' num_device_alloc counts the maps (one map_block per request that lacked pages: the 30 MiB's two
+    // large pages in one, the small page in another), as vramfit's replay of the same two requests counts them.
+    const emulated = replayExpandable([{ kind: "alloc", tensor: 0, bytes: 30 * MiB }, { kind: "alloc", tensor: 1, bytes: MiB }], Number.POSITIVE_INFINITY, DEFAULT_ALLOC_CONF, { segments: true });
+    expect(emulated.mapLog).toEqual([40 * MiB, 2 * MiB]);
+    expect(r.deviceAllocs).toBe(emulated.cudaMallocs);
+    expect(r.deviceAllocs).toBe(2);
   }, 120_000);
 });
