@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 
+from .cache_dir import cache_dir
 from .errors import TraceError, missing
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_cuda.cpp")
@@ -31,11 +32,12 @@ def is_cpu_build():
 
 
 def build_dir():
-    """~/.cache/vramfit/torch-extensions/<torch version>-<source hash>: one build per torch and per source."""
+    """$XDG_CACHE_HOME (or ~/.cache)/vramfit/torch-extensions/<torch version>-<source hash>: one build per torch and
+    per source."""
     with open(SOURCE, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()[:12]
     version = importlib.metadata.version("torch")
-    root = os.environ.get("VRAMFIT_TORCH_EXTENSIONS", os.path.join(os.path.expanduser("~"), ".cache", "vramfit", "torch-extensions"))
+    root = os.environ.get("VRAMFIT_TORCH_EXTENSIONS") or cache_dir("torch-extensions")
     return os.path.join(root, f"{version}-{digest}")
 
 

@@ -10,6 +10,7 @@ import platform
 import sys
 
 from . import TRACER_VERSION
+from .cache_dir import cache_dir
 from .errors import TraceError, missing
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -61,7 +62,7 @@ def cache_path(options, environment):
     key = json.dumps({"source": [options.hf_config and "hf", options.torchvision, options.timm, options.torch and options.torch.rsplit(":", 1)[1]],
                       "options": recorded_options(options), "environment": environment}, sort_keys=True).encode()
     h = hashlib.sha256(key + source_text(options) + tracer_digest().encode()).hexdigest()[:24]
-    root = os.environ.get("VRAMFIT_TRACE_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "vramfit", "traces"))
+    root = os.environ.get("VRAMFIT_TRACE_CACHE") or cache_dir("traces")
     return os.path.join(root, h + ".json")
 
 

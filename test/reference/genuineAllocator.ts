@@ -14,6 +14,11 @@ const harnessSource = fileURLToPath(new URL("./genuine_allocator.cc", import.met
 const stubDir = fileURLToPath(new URL("../../build/Release/stubs/cuda13/", import.meta.url));
 const nvmlSim = fileURLToPath(new URL("../../build/Release/libnvmlsim.so", import.meta.url));
 
+/** Where the harness is kept: $VRAMFIT_CACHE_DIR, else $XDG_CACHE_HOME/vramfit or ~/.cache/vramfit as CI's other caches. */
+function cacheDir(): string {
+  return process.env.VRAMFIT_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vramfit");
+}
+
 /** The simulated device the harness runs on: 64 TiB of address space, so no trace meets its end unless asked. */
 export const DEVICE_BYTES = 64 * 2 ** 40;
 
@@ -53,7 +58,7 @@ export function findCudaInclude(): string | undefined {
 }
 
 /**
- * The harness, compiled once per torch version and source (cached under ~/.cache/vramfit: a
+ * The harness, compiled once per torch version and source (cached under cacheDir(): a
  * compile against c10's headers takes ~15 s). Linked against the stub by soname; the loader
  * finds the stub and the wheel's libraries through LD_LIBRARY_PATH when it runs.
  */
@@ -63,7 +68,7 @@ export function buildHarness(wheel: TorchWheel, cudaInclude: string): string {
   }
   const source = readFileSync(harnessSource);
   const key = createHash("sha256").update(source).update(wheel.version).update(cudaInclude).digest("hex").slice(0, 16);
-  const dir = join(process.env.VRAMFIT_CACHE_DIR ?? join(homedir(), ".cache", "vramfit"), "genuine-allocator");
+  const dir = join(cacheDir(), "genuine-allocator");
   const binary = join(dir, `genuine_allocator-${wheel.version}-${key}`);
   if (existsSync(binary)) return binary;
   mkdirSync(dir, { recursive: true });
@@ -83,7 +88,7 @@ export function buildHarness(wheel: TorchWheel, cudaInclude: string): string {
  * itself, where every simulated torch job would then find it (torch.cuda.device_count asks NVML first).
  */
 function nvmlDir(): string {
-  const dir = join(process.env.VRAMFIT_CACHE_DIR ?? join(homedir(), ".cache", "vramfit"), "genuine-allocator", `nvml-${createHash("sha256").update(nvmlSim).digest("hex").slice(0, 16)}`);
+  const dir = join(cacheDir(), "genuine-allocator", `nvml-${createHash("sha256").update(nvmlSim).digest("hex").slice(0, 16)}`);
   const link = join(dir, "libnvidia-ml.so.1");
   if (!existsSync(link)) {
     mkdirSync(dir, { recursive: true });
