@@ -6,6 +6,8 @@
 //  2. at three capacities, the same largest batch (vramfit's analytic answer, and the largest the
 //     genuine allocator replays, searched from it with vramfit's own search as there).
 // Kept small (CI's time): three presets, three configurations, one harness process per pair.
+// VRAMFIT_ALLOC_CONF_REPORT=FILE writes the figures as the table docs/validation.md shows.
+import { writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 
 import { allocConfFromEnvironment, allowedMemoryBytes, parseAllocConf } from "../../src/fit/allocConf.js";
@@ -28,9 +30,9 @@ const CONFIGS = [
   "per_process_memory_fraction:0.7,garbage_collection_threshold:0.8,max_split_size_mb:64",
   "per_process_memory_fraction:0.6,large_segment_size_mb:32",
 ];
-const BATCHES = [4, 16];
+const BATCHES = [8, 24];
 /** Each device's total: what the emulation reserves with no limit at this batch under PyTorch's defaults, so every fraction binds near the batches compared. */
-const DEVICE_BATCH = 24;
+const DEVICE_BATCH = 48;
 
 const wheel = findTorchWheel(process.env.VRAMFIT_TORCH_CUDA_PYTHON);
 const cudaInclude = findCudaInclude();
@@ -116,12 +118,13 @@ describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garba
         allocator.close();
       }
     }
+    if (process.env.VRAMFIT_ALLOC_CONF_REPORT) writeFileSync(process.env.VRAMFIT_ALLOC_CONF_REPORT, reportTable(rows));
   }, 120_000);
 
   it("without a capacity of the device's own, the same cudaMalloc/cudaFree sequence, peaks and retries under each fraction", () => {
     expect(rows).toHaveLength(PRESETS.length * CONFIGS.length);
     const disagreements = rows.flatMap((row) => row.sequences
-      .filter(({ genuine: g, emulated: e }) => !(g.fits === e.fits && g.failedAt === e.failedAt && same(g.deviceCalls, e.deviceCalls) && g.peakAllocatedBytes === e.peakAllocatedBytes && g.peakReservedBytes === e.peakReservedBytes && g.numAllocRetries === e.numAllocRetries))
+      .filter(({ genuine: g, emulated: e }) => !(g.fits === e.fits && g.failedAt === e.failedAt && sameCalls(g.deviceCalls, e.deviceCalls) && g.peakAllocatedBytes === e.peakAllocatedBytes && g.peakReservedBytes === e.peakReservedBytes && g.numAllocRetries === e.numAllocRetries))
       .map(({ batch, genuine: g, emulated: e }) => `${row.name} batch ${batch} (${row.conf}, device ${row.deviceBytes / MiB} MiB): genuine ${g.fits ? "fits" : `fails at ${g.failedAt}`}, ${g.deviceCalls.length} calls, ${g.numAllocRetries} retries; emulation ${e.fits ? "fits" : `fails at ${e.failedAt}`}, ${e.deviceCalls.length} calls, ${e.numAllocRetries} retries`));
     expect(disagreements).toEqual([]);
   });
@@ -130,7 +133,7 @@ describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garba
     const collecting = rows.filter((row) => parseAllocConf(row.conf).garbageCollectionThreshold > 0).flatMap((row) => row.sequences);
     const collected = collecting.filter(({ genuine }) => genuine.numAllocRetries === 0 && genuine.deviceCalls.some((bytes) => bytes < 0));
     expect(collected.length).toBeGreaterThan(0);
-    expect(collected.some(({ genuine, withoutCollection }) => !same(genuine.deviceCalls, withoutCollection.deviceCalls))).toBe(true);
+    expect(collected.some(({ genuine, withoutCollection }) => !sameCalls(genuine.deviceCalls, withoutCollection.deviceCalls))).toBe(true);
   });
 
   it("at three capacities, the same largest batch", () => {
@@ -148,6 +151,25 @@ describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garba
   });
 });
 
-function same(a: readonly number[], b: readonly number[]): boolean {
+function sameCalls(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((bytes, k) => bytes === b[k]);
+}
+
+/** The figures as docs/validation.md shows them: one row per preset and configuration. */
+function reportTable(rows: readonly Row[]): string {
+  const lines = [
+    "| preset (device) | PYTORCH_CUDA_ALLOC_CONF | same calls, peaks, retries at batch 8, 24 (genuine: calls; fits or fails; segments the collection freed) | largest batch at three capacities: vramfit / genuine |",
+    "|---|---|---|---|",
+  ];
+  const rank = (row: Row) => PRESETS.indexOf(row.name) * CONFIGS.length + CONFIGS.indexOf(row.conf);
+  for (const row of [...rows].sort((a, b) => rank(a) - rank(b))) {
+    const sequences = row.sequences.map(({ genuine: g, emulated: e }) => {
+      const same = g.fits === e.fits && g.failedAt === e.failedAt && sameCalls(g.deviceCalls, e.deviceCalls) && g.peakAllocatedBytes === e.peakAllocatedBytes && g.peakReservedBytes === e.peakReservedBytes && g.numAllocRetries === e.numAllocRetries;
+      const collected = g.numAllocRetries === 0 ? g.deviceCalls.filter((bytes) => bytes < 0).length : 0;
+      return `${same ? "yes" : "**no**"} (${g.deviceCalls.length}; ${g.fits ? "fits" : "fails"}; ${collected})`;
+    });
+    const largest = row.largest.map((entry) => `${entry.capacityBytes / MiB} MiB: ${entry.vramfit === entry.genuine ? "" : "**"}${entry.vramfit} / ${entry.genuine}${entry.vramfit === entry.genuine ? "" : "**"}`);
+    lines.push(`| ${row.name} (${row.deviceBytes / MiB} MiB) | ${row.conf} | ${sequences.join(", ")} | ${largest.join("; ")} |`);
+  }
+  return `${lines.join("\n")}\n`;
 }
