@@ -1,6 +1,6 @@
 // How a plan becomes device memory: the driver allocations the job's allocator makes, plus the job's CUDA context.
 import type { MemoryPlan } from "../plan/memoryPlan.js";
-import { allocationTrace, type AllocationTrace } from "../step/allocationTrace.js";
+import { allocationTrace, replayTrace, type AllocationTrace } from "../step/allocationTrace.js";
 import { roundUp } from "../units.js";
 import { DEFAULT_ALLOC_CONF, formatAllocConf, type AllocConf } from "./allocConf.js";
 import { cachingAllocatorSegments, probeSteps, replayAtCapacity, type ReplayResult } from "./cachingAllocator.js";
@@ -167,7 +167,8 @@ export function replayStep(plan: MemoryPlan, batch: number, model: Pick<Allocato
   const key = `${prefix}${capacityBytes}`;
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
-  const trace = allocationTrace(plan, batch);
+  // The replays keep nothing of the trace: one bytes array per plan serves them all.
+  const trace = replayTrace(plan, batch);
   const capacity = Math.max(0, capacityBytes);
   const result = kind === "pytorch" ? replayAtCapacity(trace, capacity, conf, { allowedBytes }) : kind === "expandable" ? replayExpandable(trace, capacity, conf) : replayRaw(trace, capacity);
   if (cache.size >= REPLAYS_PER_PLAN) cache.clear();

@@ -2,6 +2,8 @@
 
 /** What the columns read of a planned tensor (memoryPlan.ts's PlannedTensor; named here so memoryPlan.ts can import this file without a cycle). */
 export interface ColumnTensor {
+  name?: unknown;
+  category?: unknown;
   fixedBytes: number;
   perSampleBytes: number;
   firstPhase?: number;
@@ -23,6 +25,27 @@ export interface TensorColumns {
   lastPhase: Int32Array;
   /** The phase count the defaults were filled in for. */
   phases: number;
+  /**
+   * What validatePlan asks of every tensor, answered in the same walk (src/plan/validatePlan.ts,
+   * plainTensor): the first tensor that is not an object with a string name, whole byte counts
+   * from 0 to 2^53 and phases within [0, phases - 1] (last at or after first), or -1; and the
+   * distinct categories, which validatePlan checks against CATEGORIES.
+   */
+  firstMalformed: number;
+  categories: unknown[];
+  /** Σ fixedBytes and Σ perSampleBytes of the tensors (src/plan/planLimits.ts's check). */
+  fixedTotal: number;
+  perSampleTotal: number;
+}
+
+/** A whole byte count that stays exact (validatePlan's rule). */
+function exactBytes(v: unknown): boolean {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 2 ** 53;
+}
+
+/** An absent phase, or one from `min` to the last of `phases`. */
+function phaseWithin(v: unknown, min: number, phases: number): boolean {
+  return v === undefined || (typeof v === "number" && Number.isSafeInteger(v) && v >= min && v <= phases - 1);
 }
 
 /** Per tensor list (plans are values: src/plan/planCache.ts), its columns. */
@@ -57,6 +80,10 @@ export function tensorColumns(plan: { tensors: readonly ColumnTensor[] }, phases
     firstPhase: new Int32Array(n),
     lastPhase: new Int32Array(n),
     phases,
+    firstMalformed: -1,
+    categories: [],
+    fixedTotal: 0,
+    perSampleTotal: 0,
   };
   const parts = partsByList.get(list);
   if (parts !== undefined && parts.reduce((sum, part) => sum + part.length, 0) === n) {
@@ -71,6 +98,11 @@ export function tensorColumns(plan: { tensors: readonly ColumnTensor[] }, phases
         columns.perSampleBytes.set(from.perSampleBytes, at);
         columns.firstPhase.set(from.firstPhase, at);
         columns.lastPhase.set(from.lastPhase, at);
+        if (columns.firstMalformed < 0 && from.firstMalformed >= 0) columns.firstMalformed = at + from.firstMalformed;
+        for (const category of from.categories) if (!columns.categories.includes(category)) columns.categories.push(category);
+        // Whole numbers: exact sums while below 2^53 in any order, and at or above it in any order.
+        columns.fixedTotal += from.fixedTotal;
+        columns.perSampleTotal += from.perSampleTotal;
       }
       at += part.length;
     }
@@ -88,14 +120,47 @@ export function sharedPart<T extends readonly ColumnTensor[]>(list: T): T {
   return list;
 }
 
-/** Reads `list`'s tensors into `columns` from index `at` on. */
+/**
+ * Reads `list`'s tensors into `columns` from index `at` on. The same walk answers what the plan's
+ * check asks of each tensor (see TensorColumns): a new plan was walked once to check it and once
+ * for these columns, both cold in a fresh process.
+ */
 function readInto(columns: TensorColumns, list: readonly ColumnTensor[], at: number): void {
-  const last = columns.phases - 1;
+  const phases = columns.phases;
+  const last = phases - 1;
+  let fixedTotal = 0;
+  let perSampleTotal = 0;
+  let category: unknown;
   for (let i = 0; i < list.length; i++) {
     const t = list[i]!;
-    columns.fixedBytes[at + i] = t.fixedBytes;
-    columns.perSampleBytes[at + i] = t.perSampleBytes;
-    columns.firstPhase[at + i] = t.firstPhase ?? 0;
-    columns.lastPhase[at + i] = t.lastPhase ?? last;
+    if (t === null || typeof t !== "object" || Array.isArray(t)) {
+      if (columns.firstMalformed < 0) columns.firstMalformed = at + i;
+      continue;
+    }
+    const { name, fixedBytes, perSampleBytes, firstPhase, lastPhase } = t;
+    columns.fixedBytes[at + i] = fixedBytes;
+    columns.perSampleBytes[at + i] = perSampleBytes;
+    columns.firstPhase[at + i] = firstPhase ?? 0;
+    columns.lastPhase[at + i] = lastPhase ?? last;
+    fixedTotal += fixedBytes;
+    perSampleTotal += perSampleBytes;
+    if (t.category !== category) {
+      category = t.category;
+      if (!columns.categories.includes(category)) columns.categories.push(category);
+    }
+    if (columns.firstMalformed < 0 && !(typeof name === "string" && exactBytes(fixedBytes) && exactBytes(perSampleBytes) && phaseWithin(firstPhase, 0, phases) && phaseWithin(lastPhase, typeof firstPhase === "number" ? firstPhase : 0, phases))) {
+      columns.firstMalformed = at + i;
+    }
   }
+  columns.fixedTotal += fixedTotal;
+  columns.perSampleTotal += perSampleTotal;
+}
+
+/**
+ * Drops the columns made for `list` and its parts: a list that failed the plan's check may be
+ * mended in place and checked again, and its columns must then be read afresh.
+ */
+export function forgetColumns(list: readonly ColumnTensor[]): void {
+  columnsByList.delete(list);
+  for (const part of partsByList.get(list) ?? []) columnsByList.delete(part);
 }

@@ -4,6 +4,7 @@ import { invalidArgument } from "../errors.js";
 import { LIMITS } from "../workload/limits.js";
 import { CATEGORIES, type MemoryPlan } from "./memoryPlan.js";
 import { checkPlanBytes } from "./planLimits.js";
+import { forgetColumns, tensorColumns } from "./tensorColumns.js";
 
 const CATEGORY_SET: ReadonlySet<unknown> = new Set(CATEGORIES);
 
@@ -33,6 +34,17 @@ function plainTensor(item: unknown, phases: number, fixedOnly: boolean): boolean
     phaseWithin(t.firstPhase, 0, phases) &&
     phaseWithin(t.lastPhase, typeof t.firstPhase === "number" ? t.firstPhase : 0, phases)
   );
+}
+
+/**
+ * Whether every tensor of a step passes plainTensor, from the walk that makes the step's columns
+ * (src/plan/tensorColumns.ts), which every answer needs next: one walk of a new plan, not two.
+ */
+function plainColumns(list: unknown[], phases: number): boolean {
+  const columns = tensorColumns({ tensors: list as never[] }, phases);
+  if (columns.firstMalformed < 0 && columns.categories.every((c) => CATEGORY_SET.has(c))) return true;
+  forgetColumns(list as never[]); // read again once mended
+  return false;
 }
 
 /**
@@ -74,6 +86,7 @@ export function validatePlan(value: unknown, label = "plan"): asserts value is M
   }
   const tensors = (key: string, list: unknown, fixedOnly: boolean) => {
     if (!Array.isArray(list)) throw invalidArgument(`${label}.${key}`, shown(list), "an array of tensors");
+    if (!fixedOnly && plainColumns(list, phases)) return;
     for (let i = 0; i < list.length; i++) {
       const item: unknown = list[i];
       if (plainTensor(item, phases, fixedOnly)) continue;

@@ -68,6 +68,33 @@ export function allocationTrace(plan: MemoryPlan, batch: number): AllocationTrac
   return { order: allocationOrder(plan), bytes };
 }
 
+/**
+ * Per tensor list, the one trace replayTrace hands out: the step's order, and bytes written for
+ * the batch last asked for.
+ */
+const replayTraces = new WeakMap<readonly PlannedTensor[], { batch: number; trace: AllocationTrace }>();
+
+/**
+ * {@link allocationTrace} for a replay that keeps nothing of the trace once it returns (the
+ * allocator emulations): one bytes array per plan, written again when the batch changes, so the
+ * trace returned before is overwritten. A command's replays (19 for `batch --model resnet152`,
+ * at most 7 distinct batches per GPU) each made a new array of every tensor's bytes.
+ */
+export function replayTrace(plan: MemoryPlan, batch: number): AllocationTrace {
+  const { fixedBytes, perSampleBytes } = tensorColumns(plan, phasesOf(plan).length);
+  let kept = replayTraces.get(plan.tensors);
+  if (kept === undefined || kept.trace.bytes.length !== fixedBytes.length) {
+    kept = { batch: Number.NaN, trace: { order: allocationOrder(plan), bytes: new Float64Array(fixedBytes.length) } };
+    replayTraces.set(plan.tensors, kept);
+  }
+  const { bytes } = kept.trace;
+  if (!Object.is(kept.batch, batch)) {
+    for (let i = 0; i < bytes.length; i++) bytes[i] = fixedBytes[i]! + perSampleBytes[i]! * batch;
+    kept.batch = batch;
+  }
+  return kept.trace;
+}
+
 /** A list of events as a trace: each allocation a tensor of its own, each free the latest allocation of its tensor. */
 export function traceOfEvents(events: readonly AllocationEvent[]): AllocationTrace {
   const order = new Int32Array(events.length);
