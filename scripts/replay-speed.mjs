@@ -20,7 +20,7 @@
 // times the whole `vramfit batch --model resnet152` (no GPU: four catalog GPUs answered
 // analytically) of this checkout (and of the checkout DIR, interleaved): the process's CPU time
 // (user + system, read at exit), medians; and, by timers around each call of the addon's
-// replayStepInto (wrapped where the addon loads), how many native replays the command made and
+// replayInto (wrapped where the addon loads), how many native replays the command made and
 // the wall time spent inside them, median over the runs (a CPU profile charges a native call's
 // time to the JavaScript that made it, and inflates it: timers say what the replays cost; only the
 // wall clock is read around each call: in a trial that also read the CPU clock there, getrusage,
@@ -142,15 +142,15 @@ function cliCpu(checkout, preload) {
   return { cpu: Number(line[1]) / 1e6, replays: Number(line[2]), replayWall: Number(line[3]) / 1e6 };
 }
 
-/** The preload: wraps the addon's replayStepInto in timers as the addon loads, and prints the figures at exit. */
+/** The preload: wraps the addon's replayInto in timers as the addon loads, and prints the figures at exit. */
 const CLI_PRELOAD = `const Module = require("node:module");
 const load = Module._extensions[".node"];
 let replays = 0, wall = 0n;
 Module._extensions[".node"] = function (module, filename) {
   load.call(this, module, filename);
-  const replay = module.exports.replayStepInto;
+  const replay = module.exports.replayInto;
   if (typeof replay !== "function") return;
-  module.exports.replayStepInto = function (...args) {
+  module.exports.replayInto = function (...args) {
     const started = process.hrtime.bigint();
     try { return replay.apply(this, args); } finally {
       wall += process.hrtime.bigint() - started;

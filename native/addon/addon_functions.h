@@ -16,7 +16,7 @@ Napi::Value LoadNvml(const Napi::CallbackInfo& info);
 Napi::Value NvmlDevices(const Napi::CallbackInfo& info);
 Napi::Value NvmlAbi(const Napi::CallbackInfo& info);
 Napi::Value TryLockFile(const Napi::CallbackInfo& info);
-Napi::Value ReplayStepInto(const Napi::CallbackInfo& info);
+Napi::Value ReplayInto(const Napi::CallbackInfo& info);
 
 }  // namespace vramfit
 

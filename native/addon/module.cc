@@ -24,7 +24,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("nvmlDevices", Napi::Function::New(env, NvmlDevices, "nvmlDevices"));
   exports.Set("nvmlAbi", Napi::Function::New(env, NvmlAbi, "nvmlAbi"));
   exports.Set("tryLockFile", Napi::Function::New(env, TryLockFile, "tryLockFile"));
-  exports.Set("replayStepInto", Napi::Function::New(env, ReplayStepInto, "replayStepInto"));
+  exports.Set("replayInto", Napi::Function::New(env, ReplayInto, "replayInto"));
   return exports;
 }
 

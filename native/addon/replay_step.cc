@@ -1,19 +1,21 @@
-// replayStepInto(order, bytes, capacity, maxSplit, maxRounding, divisions, figures, segments): src/fit/cachingAllocator.ts's replay at a capacity, natively (step_replay.h, which it hands the arguments as a ReplayConfig).
+// replayInto(order, bytes, io): src/fit/cachingAllocator.ts's replay at a capacity, natively (step_replay.h, which it hands the arguments as a ReplayConfig).
 //
 // test/native/replayStep.test.ts checks that both replays give the same figures and the same
-// segment log (the driver calls in order, asked for with `segments`: what a device probe
-// replays). It exists for speed: a fresh process runs the TypeScript replay's loop cold, several
-// milliseconds for 10,000 events. Synchronous and pure (no driver, no device): it runs on the JS thread.
+// segment log (the driver calls in order, asked for in `io`: what a device probe replays). It
+// exists for speed: a fresh process runs the TypeScript replay's loop cold, several milliseconds
+// for 10,000 events. Synchronous and pure (no driver, no device): it runs on the JS thread.
 //
 // A fresh process's first replay is what scripts/replay-speed.mjs times, and there the call's
-// edges cost as much as the replay (timers around each part): so the figures go into the caller's
-// Float64Array rather than into a new object (whose seven properties took 35–85 µs), the
-// arguments are read with plain Node-API calls, as few kinds as will do (the first call of each
-// kind resolves its symbol, a few µs), and `divisions` is the configuration's own array (making
-// a Float64Array of it took 20–30 µs).
+// edges cost as much as a third of the replay: each Node-API function is bound on its first call
+// (lazy binding, a few µs each) and each JS value read through it costs a call. So every input
+// but the two arrays comes in one Float64Array, `io`, which the figures then overwrite: three
+// typed arrays, one kind of read (an earlier form took eight arguments of five kinds, and wrote
+// the figures into a separate array: the object of seven properties it replaced took 35–85 µs).
+//   io in:  [capacity, max_split_size, max_non_split_rounding, segments (1/0), n, n divisions…]
+//   io out: [fits (1/0), reserved peak, allocated peak, cudaMallocs, cudaFrees, retries, failedAt]
+// Infinity: no limit (capacity), unlimited max_split_size. With segments it returns the segment
+// log as a new Float64Array, else undefined.
 #include <algorithm>
-#include <utility>
-#include <vector>
 
 #include "addon_functions.h"
 #include "step_replay.h"
@@ -31,50 +33,52 @@ bool TypedArrayOf(napi_env env, napi_value value, napi_typedarray_type type, T**
   return true;
 }
 
-// An array of numbers, or false.
-bool NumbersOf(napi_env env, napi_value value, std::vector<double>* numbers) {
-  uint32_t length = 0;
-  if (napi_get_array_length(env, value, &length) != napi_ok) return false;
-  numbers->resize(length);
-  for (uint32_t k = 0; k < length; k++) {
-    napi_value element;
-    if (napi_get_element(env, value, k, &element) != napi_ok || napi_get_value_double(env, element, &(*numbers)[k]) != napi_ok) return false;
-  }
+// io's places (src/fit/cachingAllocator.ts writes and reads them in this order).
+enum Input { kCapacity, kMaxSplit, kMaxRounding, kSegments, kDivisionCount, kDivisions };
+enum Figure { kFits, kReservedPeak, kAllocatedPeak, kMallocs, kFrees, kRetries, kFailedAt, kFigures };
+
+// The configuration io holds, or false where it holds none.
+bool ConfigOf(const double* io, size_t length, ReplayConfig* config) {
+  if (length < kDivisions || length < kFigures) return false;
+  const double count = io[kDivisionCount];
+  if (!(count >= 1 && count <= kMaxDivisions && count == static_cast<double>(static_cast<size_t>(count)))) return false;
+  config->divisionCount = static_cast<size_t>(count);
+  if (length < kDivisions + config->divisionCount) return false;
+  config->capacity = io[kCapacity];
+  config->maxSplit = io[kMaxSplit];
+  config->maxRounding = io[kMaxRounding];
+  config->segments = io[kSegments] != 0;
+  // A loop, not std::copy: that would be a call to memmove, one more symbol to bind.
+  for (size_t k = 0; k < config->divisionCount; k++) config->divisions[k] = io[kDivisions + k];
   return true;
 }
 
-// The figures' places in `figures` (src/fit/cachingAllocator.ts reads them in this order).
-enum Figure { kFits, kReservedPeak, kAllocatedPeak, kMallocs, kFrees, kRetries, kFailedAt, kFigures };
-
 }  // namespace
 
-Napi::Value ReplayStepInto(const Napi::CallbackInfo& info) {
+Napi::Value ReplayInto(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   int32_t* order = nullptr;
   double* bytes = nullptr;
-  double* figures = nullptr;
+  double* io = nullptr;
   size_t events = 0;
   size_t tensors = 0;
-  size_t figureCount = 0;
+  size_t ioLength = 0;
   ReplayConfig config;
-  // Infinity crosses Node-API as a double: no limit, unlimited max_split_size.
-  if (info.Length() < 8 || !TypedArrayOf(env, info[0], napi_int32_array, &order, &events) || !TypedArrayOf(env, info[1], napi_float64_array, &bytes, &tensors) ||
-      napi_get_value_double(env, info[2], &config.capacity) != napi_ok || napi_get_value_double(env, info[3], &config.maxSplit) != napi_ok ||
-      napi_get_value_double(env, info[4], &config.maxRounding) != napi_ok || !NumbersOf(env, info[5], &config.divisions) || config.divisions.empty() ||
-      !TypedArrayOf(env, info[6], napi_float64_array, &figures, &figureCount) || figureCount < kFigures || napi_get_value_bool(env, info[7], &config.segments) != napi_ok) {
-    throw Napi::TypeError::New(info.Env(), "replayStepInto(order: Int32Array, bytes: Float64Array, capacity: number, maxSplit: number, maxRounding: number, divisions: number[], figures: Float64Array(7), segments: boolean)");
+  if (info.Length() < 3 || !TypedArrayOf(env, info[0], napi_int32_array, &order, &events) || !TypedArrayOf(env, info[1], napi_float64_array, &bytes, &tensors) ||
+      !TypedArrayOf(env, info[2], napi_float64_array, &io, &ioLength) || !ConfigOf(io, ioLength, &config)) {
+    throw Napi::TypeError::New(env, "replayInto(order: Int32Array, bytes: Float64Array, io: Float64Array [capacity, maxSplit, maxRounding, segments, n, ...n divisions (1 to 16)], at least 7 long)");
   }
-  StepReplay replay(std::move(config));
+  StepReplay replay(config);
   const int64_t failedAt = replay.Run(order, events, bytes, tensors);
-  figures[kFits] = failedAt < 0 ? 1 : 0;
-  figures[kReservedPeak] = replay.reservedPeak;
-  figures[kAllocatedPeak] = replay.allocatedPeak;
-  figures[kMallocs] = replay.mallocs;
-  figures[kFrees] = replay.frees;
-  figures[kRetries] = replay.retries;
-  figures[kFailedAt] = static_cast<double>(failedAt);
-  if (!replay.config().segments) return Napi::Value();  // undefined
-  Napi::Float64Array log = Napi::Float64Array::New(info.Env(), replay.log.size());
+  io[kFits] = failedAt < 0 ? 1 : 0;
+  io[kReservedPeak] = replay.reservedPeak;
+  io[kAllocatedPeak] = replay.allocatedPeak;
+  io[kMallocs] = replay.mallocs;
+  io[kFrees] = replay.frees;
+  io[kRetries] = replay.retries;
+  io[kFailedAt] = static_cast<double>(failedAt);
+  if (!config.segments) return Napi::Value();  // undefined
+  Napi::Float64Array log = Napi::Float64Array::New(env, replay.log.size());
   std::copy(replay.log.begin(), replay.log.end(), log.Data());
   return log;
 }

@@ -3,13 +3,23 @@
 // The same rules, in the same order, as replayAtCapacity in src/fit/cachingAllocator.ts (which
 // cites PyTorch's c10/cuda/CUDACachingAllocator.cpp for each); test/native/replayStep.test.ts
 // checks that both give the same figures and the same segment log.
+//
+// Built for a fresh process's one replay (issue 23: 10,000 events in at most 1 ms, the call's
+// edges included): the blocks live in one arena of plain records indexed by integers (malloc'd
+// once per replay, grown by doubling, nothing allocated per event), the pools are free_pool.h's
+// size classes threaded through those records, and the loop is compiled twice, once for the
+// default configuration (no max_split_size, no roundup_power2_divisions: neither tested per
+// event) and once for any other. Memory comes from malloc/calloc/realloc/free only, and nothing
+// else of libc or libstdc++ is called without a segment log: each symbol an addon calls first is
+// bound on that call (lazy binding), inside a fresh process's first replay.
 #ifndef VRAMFIT_STEP_REPLAY_H
 #define VRAMFIT_STEP_REPLAY_H
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
-#include <utility>
+#include <cstdlib>
 #include <vector>
 
 #include "free_pool.h"
@@ -23,46 +33,56 @@ constexpr double kLargeBuffer = 20971520;
 constexpr double kMinLargeAlloc = 10485760;
 constexpr double kRoundLarge = 2097152;
 
+// roundup_power2_divisions' entries at most (PyTorch's kRoundUpPowerOfTwoIntervals).
+constexpr size_t kMaxDivisions = 16;
+
 // What a replay is asked (replay_step.cc reads it from its arguments, and the replay keeps it as
 // given): the device's capacity for the job's segments and PYTORCH_CUDA_ALLOC_CONF's settings.
 // Infinity: no limit (capacity), unlimited max_split_size (maxSplit).
 struct ReplayConfig {
   double capacity = 0;
   double maxSplit = 0;
-  double maxRounding = 0;           // max_non_split_rounding
-  std::vector<double> divisions;    // roundup_power2_divisions, at least one
-  bool segments = false;            // keep the segment log (`log`)
+  double maxRounding = 0;               // max_non_split_rounding
+  double divisions[kMaxDivisions] = {};  // roundup_power2_divisions, divisionCount of them
+  size_t divisionCount = 1;              // at least one
+  bool segments = false;                 // keep the segment log (`log`)
 };
+
+// ceil for a non-negative double, inline (std::ceil may be a libm call where SSE4.1 is not assumed).
+inline double CeilPositive(double x) {
+  if (!(x < 4503599627370496.0)) return x;  // 2^52: already whole (or NaN/Infinity)
+  const double whole = static_cast<double>(static_cast<int64_t>(x));
+  return whole < x ? whole + 1 : whole;
+}
 
 class StepReplay {
  public:
-  explicit StepReplay(ReplayConfig config)
-      : config_(std::move(config)),
-        plainRounding_(std::all_of(config_.divisions.begin(), config_.divisions.end(), [](double n) { return n <= 1; })) {}
+  explicit StepReplay(const ReplayConfig& config) : config_(config) {
+    plainRounding_ = true;
+    for (size_t k = 0; k < config_.divisionCount; k++) plainRounding_ = plainRounding_ && config_.divisions[k] <= 1;
+  }
+  ~StepReplay() { std::free(blocks_); }
+  StepReplay(const StepReplay&) = delete;
+  StepReplay& operator=(const StepReplay&) = delete;
 
   const ReplayConfig& config() const { return config_; }
 
-  // Returns the index of the allocation that ran out of memory, or -1.
+  // Replays the step (once per StepReplay); returns the index of the allocation that ran out of memory, or -1.
   int64_t Run(const int32_t* order, size_t events, const double* bytes, size_t tensors) {
-    std::vector<int32_t> live(tensors, -1);
-    blocks_.reserve(std::min<size_t>(2 * tensors + 2, 3000));
-    for (size_t k = 0; k < events; k++) {
-      const int32_t code = order[k];
-      if (code < 0) {
-        const size_t tensor = static_cast<size_t>(~code);
-        if (tensor >= tensors || live[tensor] < 0) continue;
-        Free(live[tensor]);
-        live[tensor] = -1;
-        continue;
-      }
-      if (static_cast<size_t>(code) >= tensors) continue;
-      const double request = bytes[code];
-      if (!(request > 0)) continue;
-      const int32_t id = Malloc(request);
-      if (id < 0) return static_cast<int64_t>(k);
-      live[code] = id;
-    }
-    return -1;
+    // live[t]: tensor t's block + 1, 0 when it has none (calloc's zeros: no memset to bind).
+    // Each allocation makes at most two blocks (a segment and the rest of a split), and the spare
+    // blocks are reused first: room for that many, up to 3,000 (120 KB, below glibc's mmap
+    // threshold, so from the heap, whose pages are often touched already: a fresh mmap of room for
+    // all of them page-faulted for each page used, 10 more faults on the random 10,000-event step).
+    capacity_ = static_cast<int32_t>(std::min<size_t>(2 * tensors + 2, 3000));
+    live_ = static_cast<int32_t*>(std::calloc(tensors + 1, sizeof(int32_t)));
+    blocks_ = static_cast<Block*>(std::malloc(capacity_ * sizeof(Block)));
+    if (live_ == nullptr || blocks_ == nullptr) std::abort();
+    const bool plain = plainRounding_ && !std::isfinite(config_.maxSplit);
+    const int64_t failedAt = plain ? Loop<true>(order, events, bytes, tensors) : Loop<false>(order, events, bytes, tensors);
+    std::free(live_);
+    live_ = nullptr;
+    return failedAt;
   }
 
   double reservedPeak = 0;
@@ -75,6 +95,30 @@ class StepReplay {
   std::vector<double> log;
 
  private:
+  template <bool kPlain>
+  int64_t Loop(const int32_t* order, size_t events, const double* bytes, size_t tensors) {
+    int32_t* const live = live_;
+    for (size_t k = 0; k < events; k++) {
+      const int32_t code = order[k];
+      if (code < 0) {
+        const size_t tensor = static_cast<size_t>(~code);
+        if (tensor >= tensors) continue;
+        const int32_t id = live[tensor] - 1;
+        if (id < 0) continue;
+        live[tensor] = 0;
+        Free(id);
+        continue;
+      }
+      if (static_cast<size_t>(code) >= tensors) continue;
+      const double request = bytes[code];
+      if (!(request > 0)) continue;
+      const int32_t id = Malloc<kPlain>(request);
+      if (id < 0) return static_cast<int64_t>(k);
+      live[code] = id + 1;
+    }
+    return -1;
+  }
+
   double RoundSize(double request) const {
     if (request < kMinBlockSize) return kMinBlockSize;
     if (!plainRounding_) {
@@ -83,40 +127,55 @@ class StepReplay {
       int exponent = 0;
       std::frexp(request, &exponent);
       const double log2 = exponent - 1;
-      const double index = std::min(std::max(0.0, log2 - 20), static_cast<double>(config_.divisions.size() - 1));
+      const double top = static_cast<double>(config_.divisionCount - 1);
+      const double index = log2 - 20 < 0 ? 0 : log2 - 20 > top ? top : log2 - 20;
       const double n = config_.divisions[static_cast<size_t>(index)];
       if (n > 1 && request > kMinBlockSize * n) {
         const double floor = std::ldexp(1.0, exponent - 1);
         if (floor == request) return request;
         const double step = floor / n;
         if (step < 1) return floor * 2;
-        return std::ceil(request / step) * step;
+        return CeilPositive(request / step) * step;
       }
     }
-    return std::ceil(request / kMinBlockSize) * kMinBlockSize;
+    return CeilPositive(request / kMinBlockSize) * kMinBlockSize;
   }
 
   static double SegmentSize(double size) {
     if (size <= kSmallSize) return kSmallBuffer;
     if (size < kMinLargeAlloc) return kLargeBuffer;
-    return std::ceil(size / kRoundLarge) * kRoundLarge;
+    return CeilPositive(size / kRoundLarge) * kRoundLarge;
   }
 
-  // A block from the spare ones (those merged away or released), or a new one: the blocks in use
-  // stay few and close together, as cachingAllocator.ts's `spare`.
+  // A block from the spare ones (those merged away or released), or a new one at the arena's end:
+  // the blocks in use stay few and close together, as cachingAllocator.ts's `spare`.
   int32_t NewBlock(double address, double size, int32_t segment, bool small) {
     int32_t id = spare_;
-    if (id >= 0) spare_ = blocks_[static_cast<size_t>(id)].poolNext;
+    if (id >= 0) spare_ = blocks_[id].poolNext;
     else {
-      id = static_cast<int32_t>(blocks_.size());
-      blocks_.emplace_back();
+      if (made_ == capacity_) Grow();
+      id = made_++;
     }
-    blocks_[static_cast<size_t>(id)] = Block{address, size, -1, -1, -1, -1, segment, false, small};
+    Block& b = blocks_[id];
+    b.address = address;
+    b.size = size;
+    b.prev = -1;
+    b.next = -1;
+    b.segment = segment;
+    b.allocated = 0;
+    b.small = small;
     return id;
   }
 
+  void Grow() {
+    capacity_ *= 2;
+    Block* more = static_cast<Block*>(std::realloc(blocks_, capacity_ * sizeof(Block)));
+    if (more == nullptr) std::abort();
+    blocks_ = more;
+  }
+
   void DropBlock(int32_t id) {
-    blocks_[static_cast<size_t>(id)].poolNext = spare_;
+    blocks_[id].poolNext = spare_;
     spare_ = id;
   }
 
@@ -127,19 +186,19 @@ class StepReplay {
     nextAddress_ += segmentBytes;
     mallocs += 1;
     reserved_ += segmentBytes;
-    reservedPeak = std::max(reservedPeak, reserved_);
+    if (reserved_ > reservedPeak) reservedPeak = reserved_;
     return id;
   }
 
   void LogFree(int32_t id) {
-    if (config_.segments) log.push_back(-(blocks_[static_cast<size_t>(id)].segment + 1.0));
+    if (config_.segments) log.push_back(-(blocks_[id].segment + 1.0));
   }
 
   // release_block: cudaFree a cached block that is a whole segment.
   void Release(FreePool& pool, int32_t id) {
-    pool.Remove(id);
+    pool.Remove(blocks_, id);
     LogFree(id);
-    reserved_ -= blocks_[static_cast<size_t>(id)].size;
+    reserved_ -= blocks_[id].size;
     frees += 1;
     DropBlock(id);
   }
@@ -147,14 +206,14 @@ class StepReplay {
   bool ReleaseAvailable(FreePool& pool, double size) {
     if (!std::isfinite(config_.maxSplit)) return false;
     const double key = size < config_.maxSplit ? config_.maxSplit : size;
-    const int32_t found = pool.FirstAtLeast(key);
+    const int32_t found = pool.FirstAtLeast(blocks_, key);
     if (found >= 0) {
       Release(pool, found);
       return true;
     }
     double released = 0;
-    for (int32_t last = pool.Largest(); last >= 0; last = pool.Largest()) {
-      const double s = blocks_[static_cast<size_t>(last)].size;
+    for (int32_t last = pool.Largest(blocks_); last >= 0; last = pool.Largest(blocks_)) {
+      const double s = blocks_[last].size;
       if (released >= key || s < config_.maxSplit) break;
       released += s;
       Release(pool, last);
@@ -164,8 +223,8 @@ class StepReplay {
 
   void ReleaseCached() {
     for (FreePool* pool : {&large_, &small_}) {
-      pool->RemoveIf([this](int32_t id) {
-        const Block& b = blocks_[static_cast<size_t>(id)];
+      pool->RemoveIf(blocks_, [this](int32_t id) {
+        const Block& b = blocks_[id];
         if (b.prev != -1 || b.next != -1) return false;
         LogFree(id);
         reserved_ -= b.size;
@@ -176,39 +235,41 @@ class StepReplay {
   }
 
   void Free(int32_t id) {
-    Block* b = &blocks_[static_cast<size_t>(id)];
-    FreePool& pool = b->small ? small_ : large_;
-    allocated_ -= b->size;
-    b->allocated = false;
-    const int32_t before = b->prev;
-    if (before >= 0 && !blocks_[static_cast<size_t>(before)].allocated) {
-      const Block& p = blocks_[static_cast<size_t>(before)];
-      pool.Remove(before);
-      b->address = p.address;
-      b->size += p.size;
-      b->prev = p.prev;
-      if (b->prev >= 0) blocks_[static_cast<size_t>(b->prev)].next = id;
+    Block* const blocks = blocks_;
+    Block& b = blocks[id];
+    FreePool& pool = b.small ? small_ : large_;
+    allocated_ -= b.size;
+    b.allocated = 0;
+    const int32_t before = b.prev;
+    if (before >= 0 && !blocks[before].allocated) {
+      const Block& p = blocks[before];
+      pool.Remove(blocks, before);
+      b.address = p.address;
+      b.size += p.size;
+      b.prev = p.prev;
+      if (b.prev >= 0) blocks[b.prev].next = id;
       DropBlock(before);
     }
-    const int32_t after = b->next;
-    if (after >= 0 && !blocks_[static_cast<size_t>(after)].allocated) {
-      const Block& n = blocks_[static_cast<size_t>(after)];
-      pool.Remove(after);
-      b->size += n.size;
-      b->next = n.next;
-      if (b->next >= 0) blocks_[static_cast<size_t>(b->next)].prev = id;
+    const int32_t after = b.next;
+    if (after >= 0 && !blocks[after].allocated) {
+      const Block& n = blocks[after];
+      pool.Remove(blocks, after);
+      b.size += n.size;
+      b.next = n.next;
+      if (b.next >= 0) blocks[b.next].prev = id;
       DropBlock(after);
     }
-    pool.Insert(id);
+    pool.Insert(blocks, id);
   }
 
+  template <bool kPlain>
   int32_t Malloc(double request) {
-    const double size = plainRounding_ ? (request < kMinBlockSize ? kMinBlockSize : std::ceil(request / kMinBlockSize) * kMinBlockSize) : RoundSize(request);
+    const double size = kPlain ? (request < kMinBlockSize ? kMinBlockSize : CeilPositive(request / kMinBlockSize) * kMinBlockSize) : RoundSize(request);
     const bool small = size <= kSmallSize;
     FreePool& pool = small ? small_ : large_;
-    int32_t id = pool.FirstAtLeast(size);
-    if (id >= 0) {
-      const double s = blocks_[static_cast<size_t>(id)].size;
+    int32_t id = pool.FirstAtLeast(blocks_, size);
+    if (!kPlain && id >= 0) {
+      const double s = blocks_[id].size;
       if ((size < config_.maxSplit && s >= config_.maxSplit) || (size >= config_.maxSplit && s >= size + config_.maxRounding)) id = -1;
     }
     const bool cached = id >= 0;
@@ -226,40 +287,45 @@ class StepReplay {
         return -1;
       }
     }
-    const double remaining = blocks_[static_cast<size_t>(id)].size - size;
-    if (small ? remaining >= kMinBlockSize : (size < config_.maxSplit && remaining > kSmallSize)) {
+    Block* const blocks = blocks_;  // NewBlock below may move the arena: reread after it
+    const double remaining = blocks[id].size - size;
+    if (small ? remaining >= kMinBlockSize : ((kPlain || size < config_.maxSplit) && remaining > kSmallSize)) {
       // should_split: the request takes the front, a new block; the rest keeps the block it was
       // cut from, and with it, where its key allows, that block's place in the pool.
       const int32_t rest = id;
-      id = NewBlock(blocks_[static_cast<size_t>(rest)].address, size, blocks_[static_cast<size_t>(rest)].segment, small);
-      Block& b = blocks_[static_cast<size_t>(id)];
-      Block& r = blocks_[static_cast<size_t>(rest)];
+      id = NewBlock(blocks[rest].address, size, blocks[rest].segment, small);
+      Block* const moved = blocks_;
+      Block& b = moved[id];
+      Block& r = moved[rest];
       b.prev = r.prev;
       b.next = rest;
-      if (r.prev >= 0) blocks_[static_cast<size_t>(r.prev)].next = id;
+      if (r.prev >= 0) moved[r.prev].next = id;
       r.prev = id;
-      if (cached) pool.Shrink(rest, remaining, r.address + size);
+      if (cached) pool.Shrink(moved, rest, remaining, r.address + size);
       else {
         r.size = remaining;
         r.address += size;
-        pool.Insert(rest);
+        pool.Insert(moved, rest);
       }
     } else if (cached) {
-      pool.Remove(id);
+      pool.Remove(blocks, id);
     }
-    Block& b = blocks_[static_cast<size_t>(id)];
-    b.allocated = true;
+    Block& b = blocks_[id];
+    b.allocated = 1;
     allocated_ += b.size;
-    allocatedPeak = std::max(allocatedPeak, allocated_);
+    if (allocated_ > allocatedPeak) allocatedPeak = allocated_;
     return id;
   }
 
-  const ReplayConfig config_;
-  const bool plainRounding_;
-  std::vector<Block> blocks_;
+  const ReplayConfig config_;  // as given
+  bool plainRounding_;
+  Block* blocks_ = nullptr;  // the arena: made_ records used of capacity_
+  int32_t* live_ = nullptr;
+  int32_t made_ = 0;
+  int32_t capacity_ = 0;
   int32_t spare_ = -1;  // the first spare block, linked by poolNext
-  FreePool small_{blocks_};
-  FreePool large_{blocks_};
+  FreePool small_;
+  FreePool large_;
   double reserved_ = 0;
   double allocated_ = 0;
   double nextAddress_ = 0;

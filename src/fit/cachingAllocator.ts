@@ -249,27 +249,40 @@ function remove(pool: Pool, id: number): void {
  * `capacityBytes` for the job's segments (Infinity: no limit), under the configuration `conf`
  * (expandable segments are replayed by expandableSegments.ts, not here).
  */
-export function replayAtCapacity(step: AllocationStep, capacityBytes = Number.POSITIVE_INFINITY, conf: AllocConf = DEFAULT_ALLOC_CONF, options: ReplayOptions = {}): ReplayResult {
-  const { order, bytes } = asTrace(step);
-  const segments = options.segments === true;
+export function replayAtCapacity(step: AllocationStep, capacityBytes?: number, conf?: AllocConf, options?: ReplayOptions): ReplayResult {
   // The addon's replay (native/addon/replay_step.cc), same rules: a fresh process would otherwise
   // run the loop of replayInTypeScript cold, and a deep model's step (tens of thousands of events)
   // for long. This function is kept short and alone on the way to the addon because a fresh
-  // process compiles each function on its first call, inside the time of that first replay.
+  // process compiles it on its first call, inside the time of that first replay, and runs each of
+  // its operations the first time: default parameters, destructuring and a call to asTrace each
+  // added 10-25 µs to that first call (timed in fresh processes), so there are none.
+  const trace = "order" in step ? step : traceOfEvents(step);
+  const capacity = capacityBytes ?? Number.POSITIVE_INFINITY;
+  const config = conf ?? DEFAULT_ALLOC_CONF;
+  const segments = options?.segments === true;
   // The native replay knows neither a memory fraction (nor the collection it enables) nor another
   // large segment size: those configurations replay here, at this one dispatch point.
-  const allowed = options.allowedBytes ?? Number.POSITIVE_INFINITY;
-  const typescript = options.typescript === true || allowed !== Number.POSITIVE_INFINITY || conf.largeSegmentSizeBytes !== K_LARGE_BUFFER;
+  const allowed = options?.allowedBytes ?? Number.POSITIVE_INFINITY;
+  const typescript = options?.typescript === true || allowed !== Number.POSITIVE_INFINITY || config.largeSegmentSizeBytes !== K_LARGE_BUFFER;
   const native = typescript ? undefined : nativeReplay();
-  if (native === undefined) return replayInTypeScript(order, bytes, capacityBytes, conf, segments, allowed);
-  const log = native(order, bytes, capacityBytes, conf.maxSplitSizeBytes, conf.maxNonSplitRoundingBytes, conf.roundupPower2Divisions, (figures ??= new Float64Array(7)), segments);
-  const result: ReplayResult = { fits: figures[0] === 1, reservedPeakBytes: figures[1]!, allocatedPeakBytes: figures[2]!, cudaMallocs: figures[3]!, cudaFrees: figures[4]!, allocRetries: figures[5]!, failedAt: figures[6]! };
+  if (native === undefined) return replayInTypeScript(trace.order, trace.bytes, capacity, config, segments, allowed);
+  // The configuration in, the figures out, through one array (replay_step.cc's io).
+  const divisions = config.roundupPower2Divisions;
+  if (io === undefined || io.length < 7 + divisions.length) io = new Float64Array(7 + divisions.length);
+  io[0] = capacity;
+  io[1] = config.maxSplitSizeBytes;
+  io[2] = config.maxNonSplitRoundingBytes;
+  io[3] = segments ? 1 : 0;
+  io[4] = divisions.length;
+  io.set(divisions, 5);
+  const log = native(trace.order, trace.bytes, io);
+  const result: ReplayResult = { fits: io[0] === 1, reservedPeakBytes: io[1]!, allocatedPeakBytes: io[2]!, cudaMallocs: io[3]!, cudaFrees: io[4]!, allocRetries: io[5]!, failedAt: io[6]! };
   if (log !== undefined) result.segmentLog = Array.from(log);
   return result;
 }
 
-/** Where the addon writes a replay's figures (replay_step.cc's Figure order), one array for every replay: a replay is synchronous. */
-let figures: Float64Array | undefined;
+/** replay_step.cc's io, one array for every replay (a replay is synchronous), at least 7 long for the figures. */
+let io: Float64Array | undefined;
 
 /** replayAtCapacity's rules in TypeScript: where the addon does not load, and for tests to compare with it. */
 function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityBytes: number, conf: AllocConf, segments: boolean, allowedBytes = Number.POSITIVE_INFINITY): ReplayResult {

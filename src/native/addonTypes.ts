@@ -252,10 +252,12 @@ export interface Addon {
   tryLockFile(fd: number): boolean;
   /**
    * src/fit/cachingAllocator.ts's replay at a capacity, natively (native/addon/replay_step.cc):
-   * synchronous, pure, no driver. Writes the figures into `figures` (fits as 1 or 0, reserved peak,
-   * allocated peak, cudaMallocs, cudaFrees, retries, failedAt: replay_step.cc's Figure) and
-   * returns the segment log when `segments` is true. Absent from an addon built before it (which
-   * may have `replayStep`, returning an object: vramfit no longer uses that).
+   * synchronous, pure, no driver. `io` holds the configuration (capacity, max_split_size,
+   * max_non_split_rounding, segments as 1 or 0, the count n of roundup_power2_divisions, then
+   * the n divisions) and is overwritten with the figures (fits as 1 or 0, reserved peak,
+   * allocated peak, cudaMallocs, cudaFrees, retries, failedAt: replay_step.cc's Figure); returns
+   * the segment log when segments is 1. Absent from an addon built before it (which may have
+   * `replayStepInto` or `replayStep`, older forms: vramfit no longer uses them).
    */
-  replayStepInto?(order: Int32Array, bytes: Float64Array, capacityBytes: number, maxSplitSizeBytes: number, maxNonSplitRoundingBytes: number, divisions: readonly number[], figures: Float64Array, segments: boolean): Float64Array | undefined;
+  replayInto?(order: Int32Array, bytes: Float64Array, io: Float64Array): Float64Array | undefined;
 }

@@ -157,19 +157,21 @@ export function openNvml(options: BackendOptions = {}): Promise<NvmlBackend> {
 
 /**
  * The addon's native step replay, loading the addon if need be (no driver: it is pure); undefined
- * where the addon does not load, is too old to have it, or VRAMFIT_NATIVE_REPLAY=0 (the
+ * where the addon does not load, is too old to have it, or VRAMFIT_NATIVE_REPLAY=0 at the first call (the
  * TypeScript replay then answers: the same figures, slower in a fresh process).
  */
-export function nativeReplay(): NonNullable<Addon["replayStepInto"]> | undefined {
-  if (process.env.VRAMFIT_NATIVE_REPLAY === "0") return undefined;
+export function nativeReplay(): NonNullable<Addon["replayInto"]> | undefined {
   if (replayOnce === undefined) {
-    const addon = (addonOnce ??= loadAddon());
-    replayOnce = "reason" in addon || typeof addon.replayStepInto !== "function" ? null : addon.replayStepInto.bind(addon);
+    if (process.env.VRAMFIT_NATIVE_REPLAY === "0") replayOnce = null;
+    else {
+      const addon = (addonOnce ??= loadAddon());
+      replayOnce = "reason" in addon || typeof addon.replayInto !== "function" ? null : addon.replayInto.bind(addon);
+    }
   }
   return replayOnce ?? undefined;
 }
-/** nativeReplay's answer, bound once (null: none). */
-let replayOnce: NonNullable<Addon["replayStepInto"]> | null | undefined;
+/** nativeReplay's answer, found once per process, VRAMFIT_NATIVE_REPLAY read then (null: none; reading the environment on each replay cost a few µs, more on the first). */
+let replayOnce: NonNullable<Addon["replayInto"]> | null | undefined;
 
 /**
  * The backend if this process has opened it, without opening it: what releasing contexts needs

@@ -33,17 +33,33 @@ describe("replayStep", () => {
     const native = nativeReplay();
     expect(typeof native).toBe("function");
     // Two small blocks share a 2 MiB segment; a third large one gets its own (20 MiB), then the first's is reused.
-    const figures = new Float64Array(7);
-    const log = native!(Int32Array.of(0, 1, ~0, 2), Float64Array.of(1000, 600_000, 3_000_000), Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, 20 * 2 ** 20, [1], figures, true);
+    // io: capacity, max_split_size, max_non_split_rounding, segments, n, n divisions; then the figures.
+    const io = Float64Array.of(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, 20 * 2 ** 20, 1, 1, 1, 0);
+    const log = native!(Int32Array.of(0, 1, ~0, 2), Float64Array.of(1000, 600_000, 3_000_000), io);
     expect(Array.from(log!)).toEqual([2 * 2 ** 20, 20 * 2 ** 20]);
     // fits, reserved peak, allocated peak (600,000 and 3,000,000 rounded up to 512 B, live together after the first is freed), cudaMallocs, cudaFrees, retries, failedAt
-    expect(Array.from(figures)).toEqual([1, 22 * 2 ** 20, 600_064 + 3_000_320, 2, 0, 0, -1]);
-    expect(native!(Int32Array.of(0), Float64Array.of(1000), 1, Number.POSITIVE_INFINITY, 0, [1], figures, false)).toBeUndefined();
-    expect(Array.from(figures)).toEqual([0, 0, 0, 0, 0, 1, 0]);
-    // Arguments of the wrong kind are a TypeError, not a crash.
-    expect(() => native!(Float64Array.of(0) as unknown as Int32Array, Float64Array.of(1000), 1, 1, 0, [1], figures, false)).toThrow(TypeError);
-    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), 1, 1, 0, [], figures, false)).toThrow(TypeError);
-    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), 1, 1, 0, [1], new Float64Array(6), false)).toThrow(TypeError);
+    expect(Array.from(io)).toEqual([1, 22 * 2 ** 20, 600_064 + 3_000_320, 2, 0, 0, -1]);
+    io.set([1, Number.POSITIVE_INFINITY, 0, 0, 1, 1, 0]);
+    expect(native!(Int32Array.of(0), Float64Array.of(1000), io)).toBeUndefined();
+    expect(Array.from(io)).toEqual([0, 0, 0, 0, 0, 1, 0]);
+    // Arguments of the wrong kind are a TypeError, not a crash: a wrong array, no divisions, more
+    // than PyTorch's 16, fewer than n given, too short for the figures.
+    expect(() => native!(Float64Array.of(0) as unknown as Int32Array, Float64Array.of(1000), Float64Array.of(1, 1, 0, 0, 1, 1, 0))).toThrow(TypeError);
+    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), Float64Array.of(1, 1, 0, 0, 0, 1, 0))).toThrow(TypeError);
+    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), new Float64Array(30).fill(1, 0, 4).fill(17, 4, 5))).toThrow(TypeError);
+    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), Float64Array.of(1, 1, 0, 0, 3, 1, 0))).toThrow(TypeError);
+    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), Float64Array.of(1, 1, 0, 0, 1, 1))).toThrow(TypeError);
+  });
+
+  it("a tensor allocated again while live: its old block stays allocated, as in TypeScript, and the native arena grows past its first size", () => {
+    // The arena starts with room for two blocks per tensor; 400 allocations of two ids outgrow it.
+    const order = Int32Array.from({ length: 400 }, (_, k) => k % 2);
+    const bytes = Float64Array.of(700_000, 3_000_000);
+    for (const capacity of [Number.POSITIVE_INFINITY, 500 * 2 ** 20]) {
+      const typescript = replayAtCapacity({ order, bytes }, capacity, undefined, { segments: true, typescript: true });
+      expect(typescript.cudaMallocs).toBeGreaterThan(20);
+      expect(replayAtCapacity({ order, bytes }, capacity, undefined, { segments: true }), `capacity ${capacity}`).toEqual(typescript);
+    }
   });
 
   it.each(["resnet50", "bert-base", "gpt2", "vgg16"])("%s: the same figures as the TypeScript replay, with no limit and under pressure", (name) => {
