@@ -1,5 +1,6 @@
 // A transformer's training timeline for many identical layers, made from a five-layer one: its middle layer's tensors replicated with shifted phases and names.
 import type { PlannedTensor } from "./memoryPlan.js";
+import { NameTable } from "./nameTable.js";
 import { TrainingPhases, type Stage } from "./stepPhases.js";
 
 /** What TrainingTape.timeline returns: the phases, the tensors, when each group's gradients start, and each tensor's stage. */
@@ -150,6 +151,21 @@ const verdicts = new WeakMap<object, Map<string, boolean>>();
 /** Timelines made by replication, those refused (built in full), and six-layer checks run: what the tests read. */
 export const replicationCounts = { replicated: 0, refused: 0, checked: 0, refilled: 0 };
 
+/** A name split around its layer numbers (`layers.3.mlp.up` → ["layers.", 3, ".mlp.up"]), once per name. */
+const splitNames = new NameTable<string, "", readonly (string | number)[]>((name) => name.split(/(?<=layers\.)(\d+)/).map((piece, i) => (i % 2 === 1 ? Number(piece) : piece)));
+
+/**
+ * A name with its layer numbers moved by `delta` (`layers.3.mlp.up`, 2 → `layers.5.mlp.up`), made
+ * once per process: every timeline of a model, of every kind, names its layers alike.
+ */
+const RENAMED = new NameTable<string, number>((name, delta) => {
+  const split = splitNames.get(name, "");
+  if (split.length === 1) return name;
+  let renamed = "";
+  for (const piece of split) renamed += typeof piece === "number" ? piece + delta : piece;
+  return renamed;
+});
+
 /** `small` (BUILT_LAYERS layers) with its template layer repeated to make `layers`. */
 function replicate(small: StepTimeline, layers: number): Omit<Layout, "small"> {
   const k = BUILT_LAYERS;
@@ -182,20 +198,7 @@ function replicate(small: StepTimeline, layers: number): Omit<Layout, "small"> {
   base[small.phases.optimizerStep] = phases.optimizerStep;
   base[small.phases.zeroGrad] = phases.zeroGrad;
   const phaseAt = (p: number, delta: number) => base[p]! + sign[p]! * delta * perLayer;
-  // A name split once around its layer numbers (`layers.3.mlp.up` → ["layers.", 3, ".mlp.up"]), then joined per layer.
-  const parts = new Map<string, (string | number)[]>();
-  const rename = (name: string, delta: number) => {
-    if (delta === 0) return name;
-    let split = parts.get(name);
-    if (split === undefined) {
-      split = name.split(/(?<=layers\.)(\d+)/).map((piece, i) => (i % 2 === 1 ? Number(piece) : piece));
-      parts.set(name, split);
-    }
-    if (split.length === 1) return name;
-    let renamed = "";
-    for (const piece of split) renamed += typeof piece === "number" ? piece + delta : piece;
-    return renamed;
-  };
+  const rename = (name: string, delta: number) => (delta === 0 ? name : RENAMED.get(name, delta));
   /** How far a tensor of the small step moves: the first layers stay, the last ones move with the end. */
   const deltaOf = (origin: number) => (origin <= TEMPLATE_LAYER ? 0 : shift);
 

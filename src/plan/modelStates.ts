@@ -1,5 +1,6 @@
 // Weights, gradients and optimizer states as planned tensors, after tensor parallelism, ZeRO and offloading.
 import { autocastLayout } from "./autocast.js";
+import { NameTable } from "./nameTable.js";
 import { optimizerStates, shardBytes, weightBytes, zeroShards } from "./bytesPerParameter.js";
 import type { HostPlan, PlannedTensor } from "./memoryPlan.js";
 import { hostOptimizerStates, offloads } from "./offload.js";
@@ -70,9 +71,16 @@ function fixed(name: string, category: PlannedTensor["category"], bytes: number)
  * then `<group>.<kind>.1`, …), else one for the group.
  */
 function stateTensors(group: StateGroup, kind: string, category: PlannedTensor["category"], bytesPerParameter: number, total: number, whole: boolean): PlannedTensor[] {
-  if (!whole || group.tensors === undefined || group.tensors.length <= 1) return [fixed(`${group.name}.${kind}`, category, total)];
-  return group.tensors.map((elements, i) => fixed(i === 0 ? `${group.name}.${kind}` : `${group.name}.${kind}.${i}`, category, elements * bytesPerParameter));
+  const name = DOTTED.get(group.name, kind);
+  if (!whole || group.tensors === undefined || group.tensors.length <= 1) return [fixed(name, category, total)];
+  return group.tensors.map((elements, i) => fixed(i === 0 ? name : DOTTED.get(name, i), category, elements * bytesPerParameter));
 }
+
+/**
+ * `a.b`: the states' names (`layers.3.attn.optimizer.exp_avg.2`), shared by every plan of the model
+ * (src/plan/nameTable.ts): a training plan names a state per parameter tensor, GPT-3's thousands.
+ */
+const DOTTED = new NameTable<string, string | number>((a, b) => `${a}.${b}`);
 
 function shardsOf(setup: ResolvedSetup, group?: StateGroup): ReturnType<typeof zeroShards> {
   return setup.mode === "train" ? zeroShards(setup.zeroStage, group?.dataParallelRanks ?? setup.gpus) : { parameters: 1, gradients: 1, optimizerStates: 1 };
@@ -124,7 +132,8 @@ export function modelStateTensors(groups: readonly StateGroup[], setup: Resolved
     if (!training || offload.optimizer || group.frozen) continue;
     const gradientTensors = stateTensors(group, "grads", "gradients", weight, shardBytes(n * weight, groupShards.gradients), perTensor && groupShards.gradients === 1);
     const tensorStarts = step !== undefined && gradientTensors.length > 1 ? tensorGradientStarts(group, step.parameterGradientStarts?.get(group.stage ?? group.name)) : undefined;
-    for (const [k, grads] of gradientTensors.entries()) {
+    for (let k = 0; k < gradientTensors.length; k++) {
+      const grads = gradientTensors[k]!;
       if (step !== undefined) {
         const produced = tensorStarts?.[k] ?? step.gradientStarts.get(group.stage ?? group.name) ?? step.phases.backward(0);
         if (kept) {
@@ -133,8 +142,9 @@ export function modelStateTensors(groups: readonly StateGroup[], setup: Resolved
           // accumulate_grad.h), so both exist while that parameter's backward runs.
           tensors.push({ ...grads, name: `${grads.name}.incoming`, category: "workspace", firstPhase: produced, lastPhase: produced });
         } else {
-          grads.firstPhase = produced;
-          grads.lastPhase = step.phases.optimizerStep;
+          // Made whole, not given its range afterwards: one shape for every tensor of the kind.
+          tensors.push({ name: grads.name, category: grads.category, fixedBytes: grads.fixedBytes, perSampleBytes: grads.perSampleBytes, firstPhase: produced, lastPhase: step.phases.optimizerStep });
+          continue;
         }
       }
       tensors.push(grads);
@@ -155,8 +165,9 @@ export function modelStateTensors(groups: readonly StateGroup[], setup: Resolved
       if (perTensor && t.bytesPerParameter > 0) {
         // foreach: one new tensor per parameter tensor (thousands for a deep model: a literal, not spreads).
         for (const g of trainable) {
+          const name = DOTTED.get(t.name, g.name);
           g.tensors!.forEach((elements, i) =>
-            tensors.push({ name: `${t.name}.${g.name}.${i}`, category: "workspace", fixedBytes: elements * t.bytesPerParameter, perSampleBytes: 0, firstPhase: phase, lastPhase: phase }),
+            tensors.push({ name: DOTTED.get(name, i), category: "workspace", fixedBytes: elements * t.bytesPerParameter, perSampleBytes: 0, firstPhase: phase, lastPhase: phase }),
           );
         }
       } else if (t.bytesPerParameter > 0) {

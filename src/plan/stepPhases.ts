@@ -1,4 +1,5 @@
 // The phases of a training step in the order PyTorch runs them: the timeline convention of every plan.
+import { NameTable } from "./nameTable.js";
 
 /**
  * A model as the units a step runs one after another ("stages"): a transformer's `embeddings`,
@@ -14,6 +15,10 @@ export interface Stage {
   /** Sub-phases of the stage's backward, in the order backward runs them (default: one phase). */
   backwardSteps?: string[];
 }
+
+/** `forward layers.3 mlp.up`: a phase's name by direction, stage and sub-phase (`""`: none), shared by every timeline that has it. */
+const phaseNames = (direction: "forward" | "backward") => new NameTable<string, string>((stage, step) => `${direction} ${stage}${step === "" ? "" : ` ${step}`}`);
+const PHASE_NAMES = { forward: phaseNames("forward"), backward: phaseNames("backward") };
 
 /** The first and last phase (inclusive) a tensor is live in: spread it into a PlannedTensor. */
 export interface PhaseRange {
@@ -55,7 +60,7 @@ export class TrainingPhases {
     if (new Set(all.map((s) => s.name)).size !== all.length) throw new Error(`stage names must be distinct: ${all.map((s) => s.name).join(", ")}`);
     this.stages = all;
     const add = (direction: "forward" | "backward", stage: Stage, steps: string[] | undefined): number[] =>
-      (steps ?? [""]).map((step) => this.names.push(`${direction} ${stage.name}${step === "" ? "" : ` ${step}`}`) - 1);
+      (steps ?? [""]).map((step) => this.names.push(PHASE_NAMES[direction].get(stage.name, step)) - 1);
     for (const stage of all) this.forwardPhases.push(add("forward", stage, stage.forwardSteps));
     for (let k = all.length - 1; k >= 0; k--) this.backwardPhases[k] = add("backward", all[k]!, all[k]!.backwardSteps);
     this.optimizerStep = this.names.push("optimizer.step") - 1;
