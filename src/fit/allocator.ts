@@ -88,7 +88,8 @@ export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind
   return steps;
 }
 
-type DeviceSteps = { readonly sizes: readonly number[]; readonly releases: readonly number[]; readonly atCapacity: boolean };
+/** `refused`: PyTorch's own per_process_memory_fraction stops the step whatever the device holds (nothing to probe). */
+type DeviceSteps = { readonly sizes: readonly number[]; readonly releases: readonly number[]; readonly atCapacity: boolean; readonly refused?: boolean };
 const stepsByPlan = new WeakMap<MemoryPlan, Map<string, DeviceSteps>>();
 const DEVICE_STEPS_PER_PLAN = 8;
 
@@ -103,10 +104,16 @@ function stepsOf(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: All
     // No limit: nothing is unmapped, so one allocation per map.
     return { sizes: expandableProbeSteps(trace, Number.POSITIVE_INFINITY, conf).sizes, releases: [], atCapacity: false };
   }
-  // A memory fraction limits (and collects) even with no capacity of the device's own.
-  if (Number.isFinite(capacityBytes) || Number.isFinite(allowedBytes)) {
+  if (Number.isFinite(capacityBytes)) {
     const replay = replayAtCapacity(trace, Math.max(0, capacityBytes), conf, { segments: true, allowedBytes });
     if (replay.fits) return { ...probeSteps(replay.segmentLog!), atCapacity: true };
+  }
+  if (Number.isFinite(allowedBytes)) {
+    // A memory fraction is PyTorch's own limit, not the device's: where the step does not complete
+    // under it with all the device's memory, no device lets it; where it does, its segments are
+    // those of that replay, the fraction's frees (out-of-memory path, collection) included.
+    const replay = replayAtCapacity(trace, Number.POSITIVE_INFINITY, conf, { segments: true, allowedBytes });
+    return replay.fits ? { ...probeSteps(replay.segmentLog!), atCapacity: false } : { sizes: [], releases: [], atCapacity: false, refused: true };
   }
   return { sizes: cachingAllocatorSegments(trace, conf), releases: [], atCapacity: false };
 }

@@ -61,7 +61,8 @@ export function probesStartedInThisProcess(): number {
  * path frees them; for expandable segments the pages, for raw the tensors at the peak), within
  * the floor and the cap the addon enforces. Where the driver refuses an allocation the replay
  * counted on, the step is replayed again at the room the device gave and probed again (see fits).
- * No batch is refused before the device is asked, so where the device packs better than the model
+ * No batch is refused before the device is asked (but where the job's own per_process_memory_fraction
+ * stops the step: PyTorch's limit, not the device's), so where the device packs better than the model
  * (a finer allocation granularity), the search's
  * upward probes find it.
  */
@@ -106,6 +107,7 @@ export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, opti
       for (let attempt = 0; ; attempt++) {
         signal?.throwIfAborted();
         const steps = deviceSteps(plan, batch, options.allocator, options.conf, capacityBytes, options.allowedBytes);
+        if (steps.refused === true) return false;
         if (attempt > 0 && !steps.atCapacity) return false;
         const result = await probeOnce(batch, steps);
         if (result.fits) return true;

@@ -1,0 +1,45 @@
+// A memory fraction on the simulated driver: the device answer equals the analytic one, the fraction taken of the device's own total.
+//
+// The probe replays the step under per_process_memory_fraction (and the collection it enables) and
+// holds the segments that replay makes, so where the fraction is below what the budget allows it
+// decides both answers; the analytic side is the same model given the device's total by hand.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findMaxBatch, releaseDevices } from "../../src/index.js";
+import { formatAllocConf, parseAllocConf } from "../../src/fit/allocConf.js";
+import { analyticMaxBatch } from "../../src/fit/analytic.js";
+import { jobModel } from "../../src/fit/charges.js";
+import { presetPlan } from "../reference/emulation.js";
+import { simulatorPath } from "./simulator.js";
+
+const GiB = 2 ** 30;
+/** The simulated device's total: small enough that a fraction of it binds the presets below. */
+const TOTAL = 24 * GiB;
+const CONFIGS = ["per_process_memory_fraction:0.25,garbage_collection_threshold:0.5", "per_process_memory_fraction:0.4,large_segment_size_mb:32"];
+
+beforeAll(() => {
+  process.env.VRAMFIT_CUDA_LIBRARY = simulatorPath;
+  process.env.VRAMFIT_NVML_LIBRARY = "/nonexistent/libnvidia-ml.so.1";
+  process.env.CUDASIM_DEVICES = `vramfit test GPU:${TOTAL}:0`;
+  process.env.CUDASIM_CONTEXT_BYTES = "0";
+});
+
+afterAll(async () => {
+  await releaseDevices();
+});
+
+describe("per_process_memory_fraction on the simulated driver", () => {
+  it.each(["resnet50", "bert-base"])("%s: the device answer is the analytic one, below the answer without a fraction", async (name) => {
+    const plan = presetPlan(name);
+    const options = { device: 0, reserveBytes: 0, jobContextBytes: 0, lock: false, keepWarm: true } as const;
+    const without = await findMaxBatch(plan, options);
+    for (const allocConf of CONFIGS) {
+      const device = await findMaxBatch(plan, { ...options, allocConf });
+      expect(device.source).toBe("device");
+      expect(device.allocConf).toBe(formatAllocConf(parseAllocConf(allocConf)));
+      const analytic = await analyticMaxBatch(plan, device.budgetBytes, jobModel({ allocConf, jobContextBytes: 0 }, TOTAL));
+      expect(device.batchSize, allocConf).toBe(analytic.batchSize);
+      expect(device.batchSize, allocConf).toBeLessThan(without.batchSize);
+      expect(device.bytesAtBatch, allocConf).toBeLessThanOrEqual(Math.floor(Number(allocConf.split(",")[0]!.split(":")[1]) * TOTAL));
+    }
+  }, 60_000);
+});
