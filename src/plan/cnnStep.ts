@@ -33,19 +33,23 @@ export function cnnStages(network: CnnNetwork): string[] {
 export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocast = false, weightCopies = false): TrainingTape {
   const stages = cnnStages(network);
   const tape = new TrainingTape(stages);
-  const savedName = new Map(trace.saved.map((s) => [s.storage, s.name]));
+  // Plain loops and arrays indexed by value (a fresh process builds the tape cold: iterator
+  // results and maps of pairs were much of its garbage).
+  const savedName = new Map<number, string>();
+  for (let i = 0; i < trace.saved.length; i++) savedName.set(trace.saved[i]!.storage, trace.saved[i]!.name);
   const perSample = (bytes: number): Size => ({ fixedBytes: 0, perSampleBytes: bytes });
   const image = trace.values[0]!;
   const saved = savedName.get(image.storage);
   // Named after the layer that saves them: the 16-bit copy under autocast, else the images themselves.
   const images = tape.floatInput(autocast || saved === undefined ? "inputs.images" : saved, saved ?? "inputs.images_16bit", image.elements, e, autocast);
-  const values = new Map<number, number>([[0, images]]);
+  const values: number[] = [images];
   const at = (v: number): number => {
-    const id = values.get(v);
+    const id = values[v];
     if (id === undefined) throw new Error(`traceCnn value ${v} used before it is made`);
     return id;
   };
-  for (const op of trace.ops) {
+  for (let o = 0; o < trace.ops.length; o++) {
+    const op = trace.ops[o]!;
     const stage = stages[op.segment]!;
     // The op's name within its stage, for its phase: `forward layer1.0 conv1`, `forward fc linear`.
     const local = op.name === stage ? op.type : op.name.startsWith(`${stage}.`) ? op.name.slice(stage.length + 1) : op.name;
@@ -53,7 +57,7 @@ export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocas
     const groups = op.parameters > 0 ? [stages[op.segment]!] : [];
     if (op.inPlace) {
       const out = tape.inPlace(op.segment, local, inputs[0]!, inputs.slice(1), { groups, passGradient: op.type === "add" });
-      values.set(op.output, out);
+      values[op.output] = out;
       tape.ops.at(-1)!.saves.push(...op.saves.map((v) => (v === op.output ? out : at(v))));
       continue;
     }
@@ -62,7 +66,8 @@ export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocas
     const outputs: Parameters<TrainingTape["op"]>[3] = [{ name: name ?? `${op.name}.output`, size: perSample(trace.values[op.output]!.elements * e), category: name ? "activations" : "workspace" }];
     if (op.extra) outputs.push({ name: op.extra.name, size: perSample(op.extra.elements * elementBytes(op.extra.kind, e)), requiresGrad: false });
     if (op.fixedSavedBytes > 0) {
-      for (const stat of ["save_mean", "save_invstd"]) outputs.push({ name: `${op.name}.${stat}`, size: { fixedBytes: op.fixedSavedBytes / 2, perSampleBytes: 0 }, requiresGrad: false });
+      const size = { fixedBytes: op.fixedSavedBytes / 2, perSampleBytes: 0 };
+      outputs.push({ name: `${op.name}.save_mean`, size, requiresGrad: false }, { name: `${op.name}.save_invstd`, size: { ...size }, requiresGrad: false });
     }
     // Under autocast a convolution's or linear layer's weight is cast to 16 bits once (autocast's
     // cache) and saved until its backward (src/plan/autocast.ts, which says why the copy also
@@ -71,9 +76,13 @@ export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocas
     if (casts) outputs.push({ name: `${AUTOCAST_PREFIX}${op.name}.weight`, size: { fixedBytes: 2 * op.parameters, perSampleBytes: 0 }, category: "activations", requiresGrad: false });
     // Under autocast each op's gradients are planned from its own backward (the copies end there;
     // checked against the torch 2.13 traces), elsewhere from the block's first backward as measured.
-    const [out, ...extras] = tape.op(op.segment, local, inputs, outputs, { groups, ...(weightCopies && op.parameters > 0 && { parameters: op.parameters }) });
-    values.set(op.output, out!);
-    tape.ops.at(-1)!.saves.push(...op.saves.map((v) => (v === op.output ? out! : at(v))), ...extras);
+    const made = tape.op(op.segment, local, inputs, outputs, { groups, ...(weightCopies && op.parameters > 0 && { parameters: op.parameters }) });
+    const out = made[0]!;
+    values[op.output] = out;
+    // The op's saved values, then its extra outputs (indices, masks, statistics, weight copies).
+    const saves = tape.ops.at(-1)!.saves;
+    for (let j = 0; j < op.saves.length; j++) saves.push(op.saves[j] === op.output ? out : at(op.saves[j]!));
+    for (let j = 1; j < made.length; j++) saves.push(made[j]!);
   }
   if (network.classes > 0) {
     // cross_entropy: log_softmax saves its fp32 output (under amp after an upcast), nll_loss the labels.

@@ -256,21 +256,33 @@ export class TrainingTape {
     this.ops.forEach((op, i) => {
       const again = recomputed(op);
       const at = forwardPhase[i]!;
-      for (const list of [op.outputs, op.inputs, op.holds]) {
+      // Indexed loops here and below: a for-of makes an iterator result per element until V8
+      // optimizes the function, and a fresh process builds a deep model's tape cold.
+      const touch = (list: readonly number[]) => {
         for (let j = 0; j < list.length; j++) {
           const k = values[list[j]!]!.storage;
           if (at < first[k]!) first[k] = at;
           if (at > last[k]!) last[k] = at;
         }
-      }
+      };
+      touch(op.outputs);
+      touch(op.inputs);
+      touch(op.holds);
       if (again) {
         const again = phases.backward(op.stage);
-        for (const v of op.outputs) recomputedAt[storageOf(v)] = Math.min(recomputedAt[storageOf(v)]!, again);
+        for (let j = 0; j < op.outputs.length; j++) {
+          const k = storageOf(op.outputs[j]!);
+          recomputedAt[k] = Math.min(recomputedAt[k]!, again);
+        }
         // What the recomputation reads from outside its stage, the checkpoint keeps from the forward pass.
-        for (const v of op.inputs) if (!producedIn(v, op.stage)) last[storageOf(v)] = Math.max(last[storageOf(v)]!, again);
+        for (let j = 0; j < op.inputs.length; j++) {
+          const v = op.inputs[j]!;
+          if (!producedIn(v, op.stage)) last[storageOf(v)] = Math.max(last[storageOf(v)]!, again);
+        }
       }
       if (!recorded(op)) return;
-      for (const v of op.saves) {
+      for (let j = 0; j < op.saves.length; j++) {
+        const v = op.saves[j]!;
         const k = storageOf(v);
         if (again && producedIn(v, op.stage)) recomputedUntil[k] = Math.max(recomputedUntil[k]!, backwardPhase[i]!);
         else last[k] = Math.max(last[k]!, backwardPhase[i]!);
@@ -278,7 +290,10 @@ export class TrainingTape {
     });
 
     const saved = new Uint8Array(n);
-    for (const op of this.ops) if (recorded(op)) for (const v of op.saves) saved[storageOf(v)] = 1;
+    for (let i = 0; i < this.ops.length; i++) {
+      const op = this.ops[i]!;
+      if (recorded(op)) for (let j = 0; j < op.saves.length; j++) saved[storageOf(op.saves[j]!)] = 1;
+    }
     const tensors: PlannedTensor[] = [];
     // The stage each tensor comes from (its storage's, or the op's whose temporary or gradient it is).
     const origins: number[] = [];
@@ -299,24 +314,28 @@ export class TrainingTape {
       push(s, recomputedAt[k]!, recomputedUntil[k]!, `recompute.${s.name}`, kept);
     });
     this.ops.forEach((op, i) => {
-      for (const t of op.forwardTemporaries) {
+      for (let j = 0; j < op.forwardTemporaries.length; j++) {
+        const t = op.forwardTemporaries[j]!;
         tensors.push({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: forwardPhase[i]!, lastPhase: forwardPhase[i]! });
         origins.push(op.stage);
       }
-      for (const t of op.backwardTemporaries) {
+      for (let j = 0; j < op.backwardTemporaries.length; j++) {
+        const t = op.backwardTemporaries[j]!;
         tensors.push({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: backwardPhase[i]!, lastPhase: backwardPhase[i]! });
         origins.push(op.stage);
       }
     });
-    for (const g of this.gradients(backwardPhase)) {
-      tensors.push(g.tensor);
-      origins.push(g.stage);
+    const gradients = this.gradients(backwardPhase);
+    for (let j = 0; j < gradients.length; j++) {
+      tensors.push(gradients[j]!.tensor);
+      origins.push(gradients[j]!.stage);
     }
 
     const gradientStarts = new Map<string, number>();
     const parameterGradientStarts = new Map<string, { phase: number; parameters: number }[]>();
     this.ops.forEach((op, i) => {
-      for (const g of op.groups) {
+      for (let j = 0; j < op.groups.length; j++) {
+        const g = op.groups[j]!;
         gradientStarts.set(g, Math.min(gradientStarts.get(g) ?? Number.POSITIVE_INFINITY, backwardPhase[i]!));
         if (op.parameters === undefined) continue;
         const list = parameterGradientStarts.get(g) ?? [];
@@ -352,13 +371,14 @@ export class TrainingTape {
       const phase = backwardPhase[i]!;
       // The gradient of this op's output(s) is consumed here.
       let incoming: Gradient | undefined;
-      for (const v of op.outputs) {
-        const g = gradientOf[v];
+      for (let j = 0; j < op.outputs.length; j++) {
+        const g = gradientOf[op.outputs[j]!];
         if (g === undefined) continue;
         if (phase > g.last) g.last = phase;
         incoming ??= g;
       }
-      for (const v of op.inputs) {
+      for (let j = 0; j < op.inputs.length; j++) {
+        const v = op.inputs[j]!;
         const value = this.values[v]!;
         if (!value.requiresGrad || value.producer === undefined) continue;
         const existing = gradientOf[v];
@@ -387,7 +407,7 @@ export class TrainingTape {
       if (g !== undefined && producer !== undefined && backwardPhase[producer]! > g.last) g.last = backwardPhase[producer]!;
     }
     const tensors = all.map((g): { tensor: PlannedTensor; stage: number } => ({ tensor: { name: g.name, category: "workspace", fixedBytes: g.size.fixedBytes, perSampleBytes: g.size.perSampleBytes, firstPhase: g.first, lastPhase: g.last }, stage: g.stage }));
-    for (const t of temporaries) tensors.push(t);
+    for (let j = 0; j < temporaries.length; j++) tensors.push(temporaries[j]!);
     return tensors;
   }
 }
