@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // How long one replay of a step through the caching-allocator emulation takes in a fresh process (issue 23, item 5).
-//   node scripts/replay-speed.mjs [--runs N] [--root DIR] [--json]
+//   node scripts/replay-speed.mjs [--runs N] [--root DIR] [--json] [--expandable]
 // Each measurement is a new `node` process that loads the build (dist/ under --root, default this
 // checkout), makes the trace (not timed), reads the clocks once (not timed) and times one replay, the
 // call replayAtCapacity(trace[, capacity]) and nothing else (its first-call compilation included): the process's CPU time
@@ -15,9 +15,10 @@
 // --root another checkout (e.g. an older main) times its replay the same way: where that build
 // has no replayAtCapacity, its cachingAllocatorSegments (no capacity) is timed. Where the addon
 // has the native replay it answers (its load is timed apart, before the replay);
-// VRAMFIT_NATIVE_REPLAY=0 times the TypeScript replay instead.
-//   node scripts/replay-speed.mjs --cli [--against DIR] [--runs N]
-// times the whole `vramfit batch --model resnet152` (no GPU: four catalog GPUs answered
+// VRAMFIT_NATIVE_REPLAY=0 times the TypeScript replay instead. --expandable times the replay
+// through expandable segments (replayExpandable, src/fit/expandableSegments.ts) instead, the same way.
+//   node scripts/replay-speed.mjs --cli [--against DIR] [--runs N] [--allocator KIND]
+// times the whole `vramfit batch --model resnet152 [--allocator KIND]` (no GPU: four catalog GPUs answered
 // analytically) of this checkout (and of the checkout DIR, interleaved): the process's CPU time
 // (user + system, read at exit), medians; and, by timers around each call of the addon's
 // replayInto (wrapped where the addon loads), how many native replays the command made and
@@ -42,6 +43,8 @@ const { values: args } = parseArgs({
     capacity: { type: "string" },
     cli: { type: "boolean", default: false },
     against: { type: "string" },
+    expandable: { type: "boolean", default: false },
+    allocator: { type: "string" },
   },
 });
 const root = resolve(args.root);
@@ -83,21 +86,28 @@ async function worker(name) {
     trace = allocationTrace(buildPlan(presetWorkload("resnet152"), { mode: "train", precision: "amp", optimizer: "adamw" }), 64);
   }
   const pressure = name.endsWith("-pressure");
-  if ((pressure || args.capacity === "measure") && allocator.replayAtCapacity === undefined) return { name, skipped: "no capacity in this build" };
+  let replayAtCapacity = allocator.replayAtCapacity;
+  if (args.expandable) {
+    const expandable = await import(pathToFileURL(resolve(root, "dist/fit/expandableSegments.js")).href).catch(() => ({}));
+    if (expandable.replayExpandable === undefined) return { name, skipped: "no replayExpandable in this build" };
+    replayAtCapacity = expandable.replayExpandable;
+  }
+  if ((pressure || args.capacity === "measure") && replayAtCapacity === undefined) return { name, skipped: "no capacity in this build" };
   if (args.capacity === "measure") {
     // For the parent: the capacity between the blocks' peak and the unconstrained segments' peak,
     // where the cache must be freed to go on (measured here, so the timed process replays once).
-    const probe = allocator.replayAtCapacity(trace);
+    const probe = replayAtCapacity(trace);
     return { name, capacity: Math.round((probe.allocatedPeakBytes + probe.reservedPeakBytes) / 2) };
   }
   const capacity = pressure ? Number(args.capacity) : Number.POSITIVE_INFINITY;
-  const replay = allocator.replayAtCapacity ?? ((t) => allocator.cachingAllocatorSegments(t));
+  const replay = replayAtCapacity ?? ((t) => allocator.cachingAllocatorSegments(t));
   // The addon, where the build replays natively: loaded (and its load timed) before the replay is.
   const binding = await import(pathToFileURL(resolve(root, "dist/native/binding.js")).href);
   let addonLoadMicros;
-  if (typeof binding.nativeReplay === "function") {
+  const findNative = args.expandable ? binding.nativeExpandableReplay : binding.nativeReplay;
+  if (typeof findNative === "function") {
     const before = process.hrtime.bigint();
-    const loaded = binding.nativeReplay() !== undefined;
+    const loaded = findNative() !== undefined;
     addonLoadMicros = loaded ? Number(process.hrtime.bigint() - before) / 1e3 : undefined;
   }
   // The clocks read once before the timed region: a fresh process's first process.cpuUsage(previous)
@@ -136,27 +146,29 @@ async function worker(name) {
 /** CPU seconds of `vramfit batch --model resnet152` run from `checkout`, its native replays' count and the wall seconds inside them, read by a preloaded exit hook. */
 function cliCpu(checkout, preload) {
   const env = { PATH: process.env.PATH ?? "", VRAMFIT_CUDA_LIBRARY: "/nonexistent/libcuda.so.1" };
-  const child = spawnSync(process.execPath, ["--require", preload, resolve(checkout, "bin/vramfit.js"), "batch", "--model", "resnet152"], { encoding: "utf8", env });
+  const child = spawnSync(process.execPath, ["--require", preload, resolve(checkout, "bin/vramfit.js"), "batch", "--model", "resnet152", ...(args.allocator === undefined ? [] : ["--allocator", args.allocator])], { encoding: "utf8", env });
   const line = /^cpu-us (\d+) replays (\d+) replay-wall-us (\d+)$/m.exec(child.stderr);
   if (line === null) throw new Error(`${checkout}: no CPU figure (status ${child.status}): ${child.stderr}`);
   return { cpu: Number(line[1]) / 1e6, replays: Number(line[2]), replayWall: Number(line[3]) / 1e6 };
 }
 
-/** The preload: wraps the addon's replayInto in timers as the addon loads, and prints the figures at exit. */
+/** The preload: wraps the addon's replays (replayInto, replayExpandableInto; replayStepInto in an older build) in timers as the addon loads, and prints the figures at exit. */
 const CLI_PRELOAD = `const Module = require("node:module");
 const load = Module._extensions[".node"];
 let replays = 0, wall = 0n;
 Module._extensions[".node"] = function (module, filename) {
   load.call(this, module, filename);
-  const replay = module.exports.replayInto;
-  if (typeof replay !== "function") return;
-  module.exports.replayInto = function (...args) {
-    const started = process.hrtime.bigint();
-    try { return replay.apply(this, args); } finally {
-      wall += process.hrtime.bigint() - started;
-      replays += 1;
-    }
-  };
+  for (const name of ["replayInto", "replayExpandableInto", "replayStepInto"]) {
+    const replay = module.exports[name];
+    if (typeof replay !== "function") continue;
+    module.exports[name] = function (...args) {
+      const started = process.hrtime.bigint();
+      try { return replay.apply(this, args); } finally {
+        wall += process.hrtime.bigint() - started;
+        replays += 1;
+      }
+    };
+  }
 };
 process.on("exit", () => { const u = process.cpuUsage(); process.stderr.write(\`\\ncpu-us \${u.user + u.system} replays \${replays} replay-wall-us \${wall / 1000n}\\n\`); });
 `;
@@ -182,8 +194,9 @@ if (args.cli) {
     medianReplayWallSeconds: median(samples[i].map((x) => x.replayWall)),
   }));
   const load = `${loadBefore.toFixed(2)} → ${loadavg()[0].toFixed(2)}`;
-  if (args.json) process.stdout.write(`${JSON.stringify({ node: process.version, command: "vramfit batch --model resnet152", load, rows }, null, 2)}\n`);
-  else for (const r of rows) console.log(`vramfit batch --model resnet152  ${r.checkout}  CPU median ${r.medianCpuSeconds.toFixed(3)} s over ${r.runs} runs; ${r.nativeReplays} native replays, ${(r.medianReplayWallSeconds * 1e3).toFixed(2)} ms (wall) inside them; load average ${load}`);
+  const command = `vramfit batch --model resnet152${args.allocator === undefined ? "" : ` --allocator ${args.allocator}`}`;
+  if (args.json) process.stdout.write(`${JSON.stringify({ node: process.version, command, load, rows }, null, 2)}\n`);
+  else for (const r of rows) console.log(`${command}  ${r.checkout}  CPU median ${r.medianCpuSeconds.toFixed(3)} s over ${r.runs} runs; ${r.nativeReplays} native replays, ${(r.medianReplayWallSeconds * 1e3).toFixed(2)} ms (wall) inside them; load average ${load}`);
 } else if (args.worker !== undefined) {
   process.stdout.write(`${JSON.stringify(await worker(args.worker))}\n`);
 } else {
@@ -199,7 +212,7 @@ if (args.cli) {
     const faults = [];
     let last;
     const worker = (extra) => {
-      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", root, ...extra], { encoding: "utf8" });
+      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", root, ...(args.expandable ? ["--expandable"] : []), ...extra], { encoding: "utf8" });
       if (child.status !== 0) throw new Error(`${name}: ${child.stderr}`);
       return JSON.parse(child.stdout);
     };
@@ -209,7 +222,7 @@ if (args.cli) {
       capacity = measured.capacity === undefined ? [] : ["--capacity", String(measured.capacity)];
     }
     for (let run = 0; run < runs; run++) {
-      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", root, ...capacity], { encoding: "utf8" });
+      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", root, ...(args.expandable ? ["--expandable"] : []), ...capacity], { encoding: "utf8" });
       if (child.status !== 0) throw new Error(`${name}: ${child.stderr}`);
       last = JSON.parse(child.stdout);
       if (last.skipped !== undefined) break;
@@ -233,7 +246,7 @@ if (args.cli) {
   const load = `${loadBefore.toFixed(2)} → ${loadavg()[0].toFixed(2)}`;
   if (args.json) process.stdout.write(`${JSON.stringify({ root, node: process.version, load, rows }, null, 2)}\n`);
   else {
-    console.log(`one replay in a fresh process (${root}, node ${process.version}, ${runs} processes per case, load average ${load})`);
+    console.log(`one ${args.expandable ? "expandable-segments " : ""}replay in a fresh process (${root}, node ${process.version}, ${runs} processes per case, load average ${load})`);
     for (const r of rows) {
       if (r.skipped !== undefined) console.log(`${r.name.padEnd(20)} skipped: ${r.skipped}`);
       else console.log(`${r.name.padEnd(20)} ${String(r.events).padStart(6)} events  CPU median ${r.medianMs.toFixed(3)} ms, max ${r.maxMs.toFixed(3)} ms, warm ${r.warmMedianMs.toFixed(3)} ms (wall median ${r.medianWallMs.toFixed(3)} ms, min ${r.minWallMs.toFixed(3)} ms; minor page faults ${r.medianFaults} fresh, ${r.warmFaults} warm)${r.native ? `, native (addon load ${r.addonLoadMedianMs.toFixed(3)} ms wall, not counted)` : ", TypeScript"}${r.fits !== undefined ? `  fits ${r.fits}, cudaFree ${r.cudaFrees}, retries ${r.allocRetries}` : ""}`);

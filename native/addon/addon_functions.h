@@ -17,6 +17,7 @@ Napi::Value NvmlDevices(const Napi::CallbackInfo& info);
 Napi::Value NvmlAbi(const Napi::CallbackInfo& info);
 Napi::Value TryLockFile(const Napi::CallbackInfo& info);
 Napi::Value ReplayInto(const Napi::CallbackInfo& info);
+Napi::Value ReplayExpandableInto(const Napi::CallbackInfo& info);
 
 }  // namespace vramfit
 

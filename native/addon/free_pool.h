@@ -1,4 +1,4 @@
-// The cached free blocks of one pool in PyTorch's BlockPool order (size, then address), for step_replay.h: best fit without searching or moving arrays.
+// The cached free blocks of one pool in PyTorch's BlockPool order (size, then address), for step_replay.h and expandable_replay.h: best fit without searching or moving arrays.
 //
 // The blocks live in one arena (step_replay.h), indexed by integers; a pool threads its blocks
 // through their poolPrev/poolNext (nothing allocated per insertion, removal in O(1)). Blocks are
@@ -31,6 +31,9 @@ struct Block {
   int16_t sizeClass;  // its pool's class while cached (FreePool::Insert sets it, Remove reads it)
 };
 
+// B: a block record with size, address, poolPrev, poolNext and sizeClass (Block here, PageBlock in
+// expandable_replay.h).
+template <typename B>
 class FreePool {
  public:
   FreePool() = default;
@@ -38,7 +41,7 @@ class FreePool {
   FreePool& operator=(const FreePool&) = delete;
 
   // The first block at least `size` large (the lowest address among equals), or -1.
-  int32_t FirstAtLeast(const Block* blocks, double size) const {
+  int32_t FirstAtLeast(const B* blocks, double size) const {
     const int c = ClassOf(size);
     if (Occupied(c)) {
       for (int32_t id = head_[c]; id >= 0; id = blocks[id].poolNext) {
@@ -49,9 +52,28 @@ class FreePool {
     return above < 0 ? -1 : head_[above];
   }
 
+  // The block after a cached block in the pool's order, or -1 (BlockPool's iterator, ++).
+  int32_t After(const B* blocks, int32_t id) const {
+    const B& b = blocks[id];
+    if (b.poolNext >= 0) return b.poolNext;
+    const int above = NextOccupied(b.sizeClass + 1);
+    return above < 0 ? -1 : head_[above];
+  }
+
+  // Appends every cached block to `ids`, in the pool's order.
+  template <typename Ids>
+  void AppendAll(const B* blocks, Ids* ids) const {
+    for (uint64_t words = summary_; words != 0; words &= words - 1) {
+      const int word = __builtin_ctzll(words);
+      for (uint64_t left = occupied_[word]; left != 0; left &= left - 1) {
+        for (int32_t id = head_[word * 64 + __builtin_ctzll(left)]; id >= 0; id = blocks[id].poolNext) ids->push_back(id);
+      }
+    }
+  }
+
   // The largest block, or -1: the last of the highest occupied class (only the out-of-memory path
   // with max_split_size asks, so no tail is kept for it).
-  int32_t Largest(const Block* blocks) const {
+  int32_t Largest(const B* blocks) const {
     if (summary_ == 0) return -1;
     const int word = 63 - __builtin_clzll(summary_);
     int32_t last = head_[word * 64 + 63 - __builtin_clzll(occupied_[word])];
@@ -60,8 +82,8 @@ class FreePool {
   }
 
   // Caches a block (its size and address are its key until it is removed).
-  void Insert(Block* blocks, int32_t id) {
-    Block& b = blocks[id];
+  void Insert(B* blocks, int32_t id) {
+    B& b = blocks[id];
     const int c = ClassOf(b.size);
     b.sizeClass = static_cast<int16_t>(c);
     int32_t after = -1;
@@ -80,8 +102,8 @@ class FreePool {
   }
 
   // Takes a cached block out of the pool.
-  void Remove(Block* blocks, int32_t id) {
-    const Block& b = blocks[id];
+  void Remove(B* blocks, int32_t id) {
+    const B& b = blocks[id];
     if (b.poolNext >= 0) blocks[b.poolNext].poolPrev = b.poolPrev;
     if (b.poolPrev >= 0) {
       blocks[b.poolPrev].poolNext = b.poolNext;
@@ -99,8 +121,8 @@ class FreePool {
   // A cached block's new key (smaller: the rest of a split): it stays where it is when its class
   // and the block before it allow, else it moves. (For the rest of a best fit the block before it
   // always allows: it was smaller than the request, and a rest in the same class is larger.)
-  void Shrink(Block* blocks, int32_t id, double size, double address) {
-    Block& b = blocks[id];
+  void Shrink(B* blocks, int32_t id, double size, double address) {
+    B& b = blocks[id];
     if (ClassOf(size) == b.sizeClass && (b.poolPrev < 0 || Precedes(blocks[b.poolPrev], size, address))) {
       b.size = size;
       b.address = address;
@@ -115,7 +137,7 @@ class FreePool {
   // Removes, in the pool's order, every block `drop` says to (it is asked about each one once, in
   // order), and tells `removed` of each once it is out (the block is then the caller's again).
   template <typename Drop, typename Removed>
-  void RemoveIf(Block* blocks, Drop drop, Removed removed) {
+  void RemoveIf(B* blocks, Drop drop, Removed removed) {
     for (uint64_t words = summary_; words != 0; words &= words - 1) {
       const int word = __builtin_ctzll(words);
       for (uint64_t left = occupied_[word]; left != 0; left &= left - 1) {
@@ -149,7 +171,7 @@ class FreePool {
   bool Occupied(int c) const { return (occupied_[c >> 6] >> (c & 63)) & 1; }
 
   // (size, address) order, the BlockPool set's comparator.
-  static bool Precedes(const Block& a, double size, double address) { return a.size < size || (a.size == size && a.address < address); }
+  static bool Precedes(const B& a, double size, double address) { return a.size < size || (a.size == size && a.address < address); }
 
   // The first occupied class at or after `from`, or -1.
   int NextOccupied(int from) const {

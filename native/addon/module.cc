@@ -25,6 +25,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("nvmlAbi", Napi::Function::New(env, NvmlAbi, "nvmlAbi"));
   exports.Set("tryLockFile", Napi::Function::New(env, TryLockFile, "tryLockFile"));
   exports.Set("replayInto", Napi::Function::New(env, ReplayInto, "replayInto"));
+  exports.Set("replayExpandableInto", Napi::Function::New(env, ReplayExpandableInto, "replayExpandableInto"));
   return exports;
 }
 

@@ -1,9 +1,10 @@
-// replayInto(order, bytes, io): src/fit/cachingAllocator.ts's replay at a capacity, natively (step_replay.h, which it hands the arguments as a ReplayConfig).
+// replayInto and replayExpandableInto(order, bytes, io): src/fit/cachingAllocator.ts's and src/fit/expandableSegments.ts's replays at a capacity, natively (step_replay.h, expandable_replay.h).
 //
-// test/native/replayStep.test.ts checks that both replays give the same figures and the same
-// segment log (the driver calls in order, asked for in `io`: what a device probe replays). It
-// exists for speed: a fresh process runs the TypeScript replay's loop cold, several milliseconds
-// for 10,000 events. Synchronous and pure (no driver, no device): it runs on the JS thread.
+// test/native/replayStep.test.ts and replayExpandable.test.ts check that each gives the figures
+// and the log of driver calls of its TypeScript replay (the segment log asked for in `io`: what a
+// device probe replays; the map log for expandable segments). They exist for speed: a fresh
+// process runs a TypeScript replay's loop cold, several milliseconds for 10,000 events (tens for
+// expandable segments). Synchronous and pure (no driver, no device): they run on the JS thread.
 //
 // A fresh process's first replay is what scripts/replay-speed.mjs times, and there the call's
 // edges cost as much as a third of the replay: each Node-API function is bound on its first call
@@ -11,13 +12,17 @@
 // but the two arrays comes in one Float64Array, `io`, which the figures then overwrite: three
 // typed arrays, one kind of read (an earlier form took eight arguments of five kinds, and wrote
 // the figures into a separate array: the object of seven properties it replaced took 35–85 µs).
-//   io in:  [capacity, max_split_size, max_non_split_rounding, segments (1/0), n, n divisions…]
+//   io in:  [capacity, max_split_size, max_non_split_rounding, segments (1/0), large_segment_size,
+//            n, n roundup_power2_divisions…]
 //   io out: [fits (1/0), reserved peak, allocated peak, cudaMallocs, cudaFrees, retries, failedAt]
-// Infinity: no limit (capacity), unlimited max_split_size. With segments it returns the segment
-// log as a new Float64Array, else undefined.
+// Infinity: no limit (capacity), unlimited max_split_size. With segments it returns the log as a
+// new Float64Array, else undefined. With expandable segments cudaMallocs counts maps, cudaFrees
+// unmaps, and the capacity bounds the pages mapped.
 #include <algorithm>
+#include <string>
 
 #include "addon_functions.h"
+#include "expandable_replay.h"
 #include "step_replay.h"
 
 namespace vramfit {
@@ -34,7 +39,7 @@ bool TypedArrayOf(napi_env env, napi_value value, napi_typedarray_type type, T**
 }
 
 // io's places (src/fit/cachingAllocator.ts writes and reads them in this order).
-enum Input { kCapacity, kMaxSplit, kMaxRounding, kSegments, kDivisionCount, kDivisions };
+enum Input { kCapacity, kMaxSplit, kMaxRounding, kSegments, kLargeSegment, kDivisionCount, kDivisions };
 enum Figure { kFits, kReservedPeak, kAllocatedPeak, kMallocs, kFrees, kRetries, kFailedAt, kFigures };
 
 // The configuration io holds, or false where it holds none.
@@ -43,44 +48,69 @@ bool ConfigOf(const double* io, size_t length, ReplayConfig* config) {
   const double count = io[kDivisionCount];
   if (!(count >= 1 && count <= kMaxDivisions && count == static_cast<double>(static_cast<size_t>(count)))) return false;
   config->divisionCount = static_cast<size_t>(count);
-  if (length < kDivisions + config->divisionCount) return false;
+  if (length < kDivisions + config->divisionCount || !(io[kLargeSegment] > 0)) return false;
   config->capacity = io[kCapacity];
   config->maxSplit = io[kMaxSplit];
   config->maxRounding = io[kMaxRounding];
   config->segments = io[kSegments] != 0;
+  config->largeSegment = io[kLargeSegment];
   // A loop, not std::copy: that would be a call to memmove, one more symbol to bind.
   for (size_t k = 0; k < config->divisionCount; k++) config->divisions[k] = io[kDivisions + k];
   return true;
 }
 
-}  // namespace
-
-Napi::Value ReplayInto(const Napi::CallbackInfo& info) {
-  napi_env env = info.Env();
+// The arguments of either replay, or a TypeError naming the function.
+struct ReplayArguments {
   int32_t* order = nullptr;
   double* bytes = nullptr;
   double* io = nullptr;
   size_t events = 0;
   size_t tensors = 0;
-  size_t ioLength = 0;
   ReplayConfig config;
-  if (info.Length() < 3 || !TypedArrayOf(env, info[0], napi_int32_array, &order, &events) || !TypedArrayOf(env, info[1], napi_float64_array, &bytes, &tensors) ||
-      !TypedArrayOf(env, info[2], napi_float64_array, &io, &ioLength) || !ConfigOf(io, ioLength, &config)) {
-    throw Napi::TypeError::New(env, "replayInto(order: Int32Array, bytes: Float64Array, io: Float64Array [capacity, maxSplit, maxRounding, segments, n, ...n divisions (1 to 16)], at least 7 long)");
+};
+
+ReplayArguments ArgumentsOf(const Napi::CallbackInfo& info, const char* name) {
+  napi_env env = info.Env();
+  ReplayArguments a;
+  size_t ioLength = 0;
+  if (info.Length() < 3 || !TypedArrayOf(env, info[0], napi_int32_array, &a.order, &a.events) || !TypedArrayOf(env, info[1], napi_float64_array, &a.bytes, &a.tensors) ||
+      !TypedArrayOf(env, info[2], napi_float64_array, &a.io, &ioLength) || !ConfigOf(a.io, ioLength, &a.config)) {
+    throw Napi::TypeError::New(env, std::string(name) + "(order: Int32Array, bytes: Float64Array, io: Float64Array [capacity, maxSplit, maxRounding, segments, largeSegment, n, ...n divisions (1 to 16)], at least 7 long)");
   }
-  StepReplay replay(config);
-  const int64_t failedAt = replay.Run(order, events, bytes, tensors);
+  return a;
+}
+
+// The figures into io, and the log as a Float64Array where one was asked for (else undefined).
+template <typename Replay>
+Napi::Value Answer(Napi::Env env, const ReplayArguments& a, const Replay& replay, double mallocs, double frees, int64_t failedAt) {
+  double* io = a.io;
   io[kFits] = failedAt < 0 ? 1 : 0;
   io[kReservedPeak] = replay.reservedPeak;
   io[kAllocatedPeak] = replay.allocatedPeak;
-  io[kMallocs] = replay.mallocs;
-  io[kFrees] = replay.frees;
+  io[kMallocs] = mallocs;
+  io[kFrees] = frees;
   io[kRetries] = replay.retries;
   io[kFailedAt] = static_cast<double>(failedAt);
-  if (!config.segments) return Napi::Value();  // undefined
+  if (!a.config.segments) return Napi::Value();  // undefined
   Napi::Float64Array log = Napi::Float64Array::New(env, replay.log.size());
   std::copy(replay.log.begin(), replay.log.end(), log.Data());
   return log;
+}
+
+}  // namespace
+
+Napi::Value ReplayInto(const Napi::CallbackInfo& info) {
+  const ReplayArguments a = ArgumentsOf(info, "replayInto");
+  StepReplay replay(a.config);
+  const int64_t failedAt = replay.Run(a.order, a.events, a.bytes, a.tensors);
+  return Answer(info.Env(), a, replay, replay.mallocs, replay.frees, failedAt);
+}
+
+Napi::Value ReplayExpandableInto(const Napi::CallbackInfo& info) {
+  const ReplayArguments a = ArgumentsOf(info, "replayExpandableInto");
+  ExpandableReplay replay(a.config);
+  const int64_t failedAt = replay.Run(a.order, a.events, a.bytes, a.tensors);
+  return Answer(info.Env(), a, replay, replay.maps, replay.unmaps, failedAt);
 }
 
 }  // namespace vramfit

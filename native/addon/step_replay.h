@@ -9,9 +9,10 @@
 // once per replay, grown by doubling, nothing allocated per event), the pools are free_pool.h's
 // size classes threaded through those records, and the loop is compiled twice, once for the
 // default configuration (no max_split_size, no roundup_power2_divisions: neither tested per
-// event) and once for any other. Memory comes from malloc/calloc/realloc/free only, and nothing
-// else of libc or libstdc++ is called without a segment log: each symbol an addon calls first is
-// bound on that call (lazy binding), inside a fresh process's first replay.
+// event) and once for any other; large_segment_size is the segment of a 1-10 MiB request, as in
+// cachingAllocator.ts' segmentSize. Memory comes from malloc/calloc/realloc/free only, and
+// nothing else of libc or libstdc++ is called without a segment log: each symbol an addon calls
+// first is bound on that call (lazy binding), inside a fresh process's first replay.
 #ifndef VRAMFIT_STEP_REPLAY_H
 #define VRAMFIT_STEP_REPLAY_H
 
@@ -23,37 +24,9 @@
 #include <vector>
 
 #include "free_pool.h"
+#include "replay_config.h"
 
 namespace vramfit {
-
-constexpr double kMinBlockSize = 512;
-constexpr double kSmallSize = 1048576;
-constexpr double kSmallBuffer = 2097152;
-constexpr double kLargeBuffer = 20971520;
-constexpr double kMinLargeAlloc = 10485760;
-constexpr double kRoundLarge = 2097152;
-
-// roundup_power2_divisions' entries at most (PyTorch's kRoundUpPowerOfTwoIntervals).
-constexpr size_t kMaxDivisions = 16;
-
-// What a replay is asked (replay_step.cc reads it from its arguments, and the replay keeps it as
-// given): the device's capacity for the job's segments and PYTORCH_CUDA_ALLOC_CONF's settings.
-// Infinity: no limit (capacity), unlimited max_split_size (maxSplit).
-struct ReplayConfig {
-  double capacity = 0;
-  double maxSplit = 0;
-  double maxRounding = 0;               // max_non_split_rounding
-  double divisions[kMaxDivisions] = {};  // roundup_power2_divisions, divisionCount of them
-  size_t divisionCount = 1;              // at least one
-  bool segments = false;                 // keep the segment log (`log`)
-};
-
-// ceil for a non-negative double, inline (std::ceil may be a libm call where SSE4.1 is not assumed).
-inline double CeilPositive(double x) {
-  if (!(x < 4503599627370496.0)) return x;  // 2^52: already whole (or NaN/Infinity)
-  const double whole = static_cast<double>(static_cast<int64_t>(x));
-  return whole < x ? whole + 1 : whole;
-}
 
 class StepReplay {
  public:
@@ -119,31 +92,9 @@ class StepReplay {
     return -1;
   }
 
-  double RoundSize(double request) const {
-    if (request < kMinBlockSize) return kMinBlockSize;
-    if (!plainRounding_) {
-      // floor(log2(request)) and 2^that by frexp/ldexp, exact for whole numbers below 2^53: log2 and exp2
-      // bind to GLIBC_2.29 symbols, above the prebuild's glibc 2.28 floor (docs/install.md).
-      int exponent = 0;
-      std::frexp(request, &exponent);
-      const double log2 = exponent - 1;
-      const double top = static_cast<double>(config_.divisionCount - 1);
-      const double index = log2 - 20 < 0 ? 0 : log2 - 20 > top ? top : log2 - 20;
-      const double n = config_.divisions[static_cast<size_t>(index)];
-      if (n > 1 && request > kMinBlockSize * n) {
-        const double floor = std::ldexp(1.0, exponent - 1);
-        if (floor == request) return request;
-        const double step = floor / n;
-        if (step < 1) return floor * 2;
-        return CeilPositive(request / step) * step;
-      }
-    }
-    return CeilPositive(request / kMinBlockSize) * kMinBlockSize;
-  }
-
-  static double SegmentSize(double size) {
+  double SegmentSize(double size) const {
     if (size <= kSmallSize) return kSmallBuffer;
-    if (size < kMinLargeAlloc) return kLargeBuffer;
+    if (size < kMinLargeAlloc) return config_.largeSegment;
     return CeilPositive(size / kRoundLarge) * kRoundLarge;
   }
 
@@ -195,7 +146,7 @@ class StepReplay {
   }
 
   // release_block: cudaFree a cached block that is a whole segment.
-  void Release(FreePool& pool, int32_t id) {
+  void Release(FreePool<Block>& pool, int32_t id) {
     pool.Remove(blocks_, id);
     LogFree(id);
     reserved_ -= blocks_[id].size;
@@ -203,7 +154,7 @@ class StepReplay {
     DropBlock(id);
   }
 
-  bool ReleaseAvailable(FreePool& pool, double size) {
+  bool ReleaseAvailable(FreePool<Block>& pool, double size) {
     if (!std::isfinite(config_.maxSplit)) return false;
     const double key = size < config_.maxSplit ? config_.maxSplit : size;
     const int32_t found = pool.FirstAtLeast(blocks_, key);
@@ -222,7 +173,7 @@ class StepReplay {
   }
 
   void ReleaseCached() {
-    for (FreePool* pool : {&large_, &small_}) {
+    for (FreePool<Block>* pool : {&large_, &small_}) {
       pool->RemoveIf(blocks_, [this](int32_t id) {
         const Block& b = blocks_[id];
         if (b.prev != -1 || b.next != -1) return false;
@@ -237,7 +188,7 @@ class StepReplay {
   void Free(int32_t id) {
     Block* const blocks = blocks_;
     Block& b = blocks[id];
-    FreePool& pool = b.small ? small_ : large_;
+    FreePool<Block>& pool = b.small ? small_ : large_;
     allocated_ -= b.size;
     b.allocated = 0;
     const int32_t before = b.prev;
@@ -264,9 +215,9 @@ class StepReplay {
 
   template <bool kPlain>
   int32_t Malloc(double request) {
-    const double size = kPlain ? (request < kMinBlockSize ? kMinBlockSize : CeilPositive(request / kMinBlockSize) * kMinBlockSize) : RoundSize(request);
+    const double size = kPlain || plainRounding_ ? (request < kMinBlockSize ? kMinBlockSize : CeilPositive(request / kMinBlockSize) * kMinBlockSize) : RoundSize(config_, request);
     const bool small = size <= kSmallSize;
-    FreePool& pool = small ? small_ : large_;
+    FreePool<Block>& pool = small ? small_ : large_;
     int32_t id = pool.FirstAtLeast(blocks_, size);
     if (!kPlain && id >= 0) {
       const double s = blocks_[id].size;
@@ -324,8 +275,8 @@ class StepReplay {
   int32_t made_ = 0;
   int32_t capacity_ = 0;
   int32_t spare_ = -1;  // the first spare block, linked by poolNext
-  FreePool small_;
-  FreePool large_;
+  FreePool<Block> small_;
+  FreePool<Block> large_;
   double reserved_ = 0;
   double allocated_ = 0;
   double nextAddress_ = 0;

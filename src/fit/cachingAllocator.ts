@@ -38,7 +38,7 @@
 // (native/addon/replay_step.cc, the same rules): a fresh process would run this loop cold, and
 // scripts/replay-speed.mjs times both (docs/memory-model.md, "Speed").
 import { traceOfEvents, type AllocationEvent, type AllocationTrace } from "../step/allocationTrace.js";
-import { nativeReplay } from "../native/binding.js";
+import { nativeReplay, type NativeReplay } from "../native/binding.js";
 import { DEFAULT_ALLOC_CONF, type AllocConf } from "./allocConf.js";
 
 const MiB = 2 ** 20;
@@ -252,29 +252,36 @@ function remove(pool: Pool, id: number): void {
 export function replayAtCapacity(step: AllocationStep, capacityBytes?: number, conf?: AllocConf, options?: ReplayOptions): ReplayResult {
   // The addon's replay (native/addon/replay_step.cc), same rules: a fresh process would otherwise
   // run the loop of replayInTypeScript cold, and a deep model's step (tens of thousands of events)
-  // for long. This function is kept short and alone on the way to the addon because a fresh
-  // process compiles it on its first call, inside the time of that first replay, and runs each of
-  // its operations the first time: default parameters, destructuring and a call to asTrace each
-  // added 10-25 µs to that first call (timed in fresh processes), so there are none.
+  // for long. This function is kept short on the way to the addon because a fresh process
+  // compiles it on its first call, inside the time of that first replay, and runs each of its
+  // operations the first time: default parameters, destructuring and a call to asTrace each added
+  // 10-25 µs to that first call (timed in fresh processes), so there are none.
   const trace = "order" in step ? step : traceOfEvents(step);
   const capacity = capacityBytes ?? Number.POSITIVE_INFINITY;
   const config = conf ?? DEFAULT_ALLOC_CONF;
   const segments = options?.segments === true;
-  // The native replay knows neither a memory fraction (nor the collection it enables) nor another
-  // large segment size: those configurations replay here, at this one dispatch point.
+  // The native replay knows no memory fraction (nor the collection it enables): those
+  // configurations replay here, at this one dispatch point.
   const allowed = options?.allowedBytes ?? Number.POSITIVE_INFINITY;
-  const typescript = options?.typescript === true || allowed !== Number.POSITIVE_INFINITY || config.largeSegmentSizeBytes !== K_LARGE_BUFFER;
-  const native = typescript ? undefined : nativeReplay();
+  const native = options?.typescript === true || allowed !== Number.POSITIVE_INFINITY ? undefined : nativeReplay();
   if (native === undefined) return replayInTypeScript(trace.order, trace.bytes, capacity, config, segments, allowed);
-  // The configuration in, the figures out, through one array (replay_step.cc's io).
-  const divisions = config.roundupPower2Divisions;
+  return nativeAnswer(native, trace, capacity, config, segments);
+}
+
+/**
+ * A native replay's answer (this file's and expandableSegments.ts'): the configuration into
+ * replay_step.cc's io, the figures out of it, and the log of driver calls where asked for.
+ */
+export function nativeAnswer(native: NativeReplay, trace: AllocationTrace, capacity: number, conf: AllocConf, segments: boolean): ReplayResult {
+  const divisions = conf.roundupPower2Divisions;
   if (io === undefined || io.length < 7 + divisions.length) io = new Float64Array(7 + divisions.length);
   io[0] = capacity;
-  io[1] = config.maxSplitSizeBytes;
-  io[2] = config.maxNonSplitRoundingBytes;
+  io[1] = conf.maxSplitSizeBytes;
+  io[2] = conf.maxNonSplitRoundingBytes;
   io[3] = segments ? 1 : 0;
-  io[4] = divisions.length;
-  io.set(divisions, 5);
+  io[4] = conf.largeSegmentSizeBytes;
+  io[5] = divisions.length;
+  io.set(divisions, 6);
   const log = native(trace.order, trace.bytes, io);
   const result: ReplayResult = { fits: io[0] === 1, reservedPeakBytes: io[1]!, allocatedPeakBytes: io[2]!, cudaMallocs: io[3]!, cudaFrees: io[4]!, allocRetries: io[5]!, failedAt: io[6]! };
   if (log !== undefined) result.segmentLog = Array.from(log);

@@ -253,11 +253,14 @@ export interface Addon {
   /**
    * src/fit/cachingAllocator.ts's replay at a capacity, natively (native/addon/replay_step.cc):
    * synchronous, pure, no driver. `io` holds the configuration (capacity, max_split_size,
-   * max_non_split_rounding, segments as 1 or 0, the count n of roundup_power2_divisions, then
-   * the n divisions) and is overwritten with the figures (fits as 1 or 0, reserved peak,
-   * allocated peak, cudaMallocs, cudaFrees, retries, failedAt: replay_step.cc's Figure); returns
-   * the segment log when segments is 1. Absent from an addon built before it (which may have
-   * `replayStepInto` or `replayStep`, older forms: vramfit no longer uses them).
+   * max_non_split_rounding, segments as 1 or 0, large_segment_size, the count n of
+   * roundup_power2_divisions, then the n divisions) and is overwritten with the figures (fits as
+   * 1 or 0, reserved peak, allocated peak, cudaMallocs, cudaFrees, retries, failedAt:
+   * replay_step.cc's Figure); returns the segment log when segments is 1. Absent from an addon
+   * built before it (which may have `replayStepInto` or `replayStep`, older forms: vramfit no
+   * longer uses them).
    */
   replayInto?(order: Int32Array, bytes: Float64Array, io: Float64Array): Float64Array | undefined;
+  /** src/fit/expandableSegments.ts's replay, natively, as replayInto (cudaMallocs: maps, cudaFrees: unmaps; the log: its map log). */
+  replayExpandableInto?(order: Int32Array, bytes: Float64Array, io: Float64Array): Float64Array | undefined;
 }

@@ -155,23 +155,36 @@ export function openNvml(options: BackendOptions = {}): Promise<NvmlBackend> {
   return nvml;
 }
 
+/** A native replay (the addon's replayInto or replayExpandableInto: replay_step.cc's io in and out). */
+export type NativeReplay = NonNullable<Addon["replayInto"]>;
+
 /**
  * The addon's native step replay, loading the addon if need be (no driver: it is pure); undefined
  * where the addon does not load, is too old to have it, or VRAMFIT_NATIVE_REPLAY=0 at the first call (the
  * TypeScript replay then answers: the same figures, slower in a fresh process).
  */
-export function nativeReplay(): NonNullable<Addon["replayInto"]> | undefined {
-  if (replayOnce === undefined) {
-    if (process.env.VRAMFIT_NATIVE_REPLAY === "0") replayOnce = null;
-    else {
-      const addon = (addonOnce ??= loadAddon());
-      replayOnce = "reason" in addon || typeof addon.replayInto !== "function" ? null : addon.replayInto.bind(addon);
-    }
-  }
-  return replayOnce ?? undefined;
+export function nativeReplay(): NativeReplay | undefined {
+  if (replays === undefined) replays = findReplays();
+  return replays.step;
 }
-/** nativeReplay's answer, found once per process, VRAMFIT_NATIVE_REPLAY read then (null: none; reading the environment on each replay cost a few µs, more on the first). */
-let replayOnce: NonNullable<Addon["replayInto"]> | null | undefined;
+
+/** The same for the replay through expandable segments (replayExpandableInto). */
+export function nativeExpandableReplay(): NativeReplay | undefined {
+  if (replays === undefined) replays = findReplays();
+  return replays.expandable;
+}
+
+function findReplays(): { step?: NativeReplay; expandable?: NativeReplay } {
+  if (process.env.VRAMFIT_NATIVE_REPLAY === "0") return {};
+  const addon = (addonOnce ??= loadAddon());
+  if ("reason" in addon) return {};
+  return {
+    ...(typeof addon.replayInto === "function" && { step: addon.replayInto.bind(addon) }),
+    ...(typeof addon.replayExpandableInto === "function" && { expandable: addon.replayExpandableInto.bind(addon) }),
+  };
+}
+/** The native replays, found once per process, VRAMFIT_NATIVE_REPLAY read then (reading the environment on each replay cost a few µs, more on the first). */
+let replays: { step?: NativeReplay; expandable?: NativeReplay } | undefined;
 
 /**
  * The backend if this process has opened it, without opening it: what releasing contexts needs

@@ -26,28 +26,29 @@ function randomStep(events: number, seed: number): { order: Int32Array; bytes: F
   return { order, bytes };
 }
 
-const CONFS = ["", "max_split_size_mb:64", "roundup_power2_divisions:4", "max_split_size_mb:20,roundup_power2_divisions:[1:2,64:8,>:1]"];
+const CONFS = ["", "max_split_size_mb:64", "roundup_power2_divisions:4", "max_split_size_mb:20,roundup_power2_divisions:[1:2,64:8,>:1]", "large_segment_size_mb:64"];
 
 describe("replayStep", () => {
   it("is there: the native replay is what answers in a fresh process, the segment log included", () => {
     const native = nativeReplay();
     expect(typeof native).toBe("function");
     // Two small blocks share a 2 MiB segment; a third large one gets its own (20 MiB), then the first's is reused.
-    // io: capacity, max_split_size, max_non_split_rounding, segments, n, n divisions; then the figures.
-    const io = Float64Array.of(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, 20 * 2 ** 20, 1, 1, 1, 0);
+    // io: capacity, max_split_size, max_non_split_rounding, segments, large_segment_size, n, n divisions; then the figures.
+    const io = Float64Array.of(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, 20 * 2 ** 20, 1, 20 * 2 ** 20, 1, 1);
     const log = native!(Int32Array.of(0, 1, ~0, 2), Float64Array.of(1000, 600_000, 3_000_000), io);
     expect(Array.from(log!)).toEqual([2 * 2 ** 20, 20 * 2 ** 20]);
     // fits, reserved peak, allocated peak (600,000 and 3,000,000 rounded up to 512 B, live together after the first is freed), cudaMallocs, cudaFrees, retries, failedAt
     expect(Array.from(io)).toEqual([1, 22 * 2 ** 20, 600_064 + 3_000_320, 2, 0, 0, -1]);
-    io.set([1, Number.POSITIVE_INFINITY, 0, 0, 1, 1, 0]);
+    io.set([1, Number.POSITIVE_INFINITY, 0, 0, 20 * 2 ** 20, 1, 1]);
     expect(native!(Int32Array.of(0), Float64Array.of(1000), io)).toBeUndefined();
     expect(Array.from(io)).toEqual([0, 0, 0, 0, 0, 1, 0]);
     // Arguments of the wrong kind are a TypeError, not a crash: a wrong array, no divisions, more
-    // than PyTorch's 16, fewer than n given, too short for the figures.
+    // than PyTorch's 16, fewer than n given, no large segment size, too short for the figures.
     expect(() => native!(Float64Array.of(0) as unknown as Int32Array, Float64Array.of(1000), Float64Array.of(1, 1, 0, 0, 1, 1, 0))).toThrow(TypeError);
-    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), Float64Array.of(1, 1, 0, 0, 0, 1, 0))).toThrow(TypeError);
-    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), new Float64Array(30).fill(1, 0, 4).fill(17, 4, 5))).toThrow(TypeError);
-    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), Float64Array.of(1, 1, 0, 0, 3, 1, 0))).toThrow(TypeError);
+    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), Float64Array.of(1, 1, 0, 0, 1, 0, 1))).toThrow(TypeError);
+    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), new Float64Array(30).fill(1, 0, 5).fill(17, 5, 6))).toThrow(TypeError);
+    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), Float64Array.of(1, 1, 0, 0, 1, 3, 1))).toThrow(TypeError);
+    expect(() => native!(Int32Array.of(0), Float64Array.of(1000), Float64Array.of(1, 1, 0, 0, 0, 1, 1))).toThrow(TypeError);
     expect(() => native!(Int32Array.of(0), Float64Array.of(1000), Float64Array.of(1, 1, 0, 0, 1, 1))).toThrow(TypeError);
   });
 
