@@ -33,12 +33,6 @@ export function liveBytesExceed(plan: MemoryPlan, batch: number, roomBytes: numb
     if (fixedBytes[phase]! + perSampleBytes[phase]! * batch > roomBytes) return true;
   }
   if (batch >= 0 && bounds.fixedBytes + bounds.perSampleBytes * batch <= roomBytes) return false;
-  // At a batch ≥ 0 only the undominated phases can hold the most (see PhaseBounds.frontier).
-  const phases = Number.isFinite(batch) && batch >= 0 ? bounds.frontier : undefined;
-  if (phases !== undefined) {
-    for (let i = 0; i < phases.length; i++) if (fixedBytes[phases[i]!]! + perSampleBytes[phases[i]!]! * batch > roomBytes) return true;
-    return false;
-  }
   for (let phase = 0; phase < fixedBytes.length; phase++) if (fixedBytes[phase]! + perSampleBytes[phase]! * batch > roomBytes) return true;
   return false;
 }
@@ -47,14 +41,6 @@ interface PhaseBounds {
   fixedBytes: number;
   perSampleBytes: number;
   likeliest: number[];
-  /**
-   * The phases no other phase dominates (holds at least as many fixed and per-sample bytes): at
-   * any batch b ≥ 0 a dominated phase holds no more than its dominator, as computed too (IEEE
-   * rounding of + and × is monotone), so these alone decide whether some phase exceeds a room.
-   * A training plan's ~1,000 phases have a few dozen; the check ran over all of them at most
-   * batches a search tries, cold (`batch --model resnet152`: 14 times).
-   */
-  frontier: Int32Array;
 }
 
 /**
@@ -73,28 +59,11 @@ function phaseBounds(fixedBytes: Float64Array, perSampleBytes: Float64Array): Ph
     if (perSampleBytes[i]! > perSampleBytes[perSample]!) perSample = i;
   }
   const empty = fixedBytes.length === 0;
-  bounds = { fixedBytes: empty ? 0 : fixedBytes[fixed]!, perSampleBytes: empty ? 0 : perSampleBytes[perSample]!, likeliest: empty ? [] : [perSample, fixed], frontier: undominated(fixedBytes, perSampleBytes) };
+  bounds = { fixedBytes: empty ? 0 : fixedBytes[fixed]!, perSampleBytes: empty ? 0 : perSampleBytes[perSample]!, likeliest: empty ? [] : [perSample, fixed] };
   boundsByTotals.set(fixedBytes, bounds);
   return bounds;
 }
 const boundsByTotals = new WeakMap<Float64Array, PhaseBounds>();
-
-/** The phases no other phase dominates (of equal ones, the first): see PhaseBounds.frontier. */
-function undominated(fixedBytes: Float64Array, perSampleBytes: Float64Array): Int32Array {
-  const kept: number[] = [];
-  for (let phase = 0; phase < fixedBytes.length; phase++) {
-    const f = fixedBytes[phase]!;
-    const s = perSampleBytes[phase]!;
-    let dominated = false;
-    for (let i = 0; i < kept.length && !dominated; i++) dominated = fixedBytes[kept[i]!]! >= f && perSampleBytes[kept[i]!]! >= s;
-    if (dominated) continue;
-    let k = 0;
-    for (let i = 0; i < kept.length; i++) if (!(f >= fixedBytes[kept[i]!]! && s >= perSampleBytes[kept[i]!]!)) kept[k++] = kept[i]!;
-    kept.length = k;
-    kept.push(phase);
-  }
-  return Int32Array.from(kept);
-}
 
 /**
  * The closed-form estimate ⌊(budget − fixed) / perSample⌋ from the plan's affine totals with the

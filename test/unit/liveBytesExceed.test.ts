@@ -1,4 +1,4 @@
-// liveBytesExceed reads only the undominated phases at a batch ≥ 0: the same verdict as asking every phase.
+// liveBytesExceed against a check of every phase, for random plans, batches and rooms: the search's shortcut (the likeliest phases, then a bound) gives the same verdict.
 import { describe, expect, it } from "vitest";
 import { liveBytesExceed } from "../../src/fit/analytic.js";
 import { phaseTotalColumns, type MemoryPlan, type PlannedTensor } from "../../src/plan/memoryPlan.js";
