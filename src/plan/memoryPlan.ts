@@ -132,13 +132,14 @@ export function phaseTotalColumns(plan: MemoryPlan): PhaseTotalColumns {
     perSample[first]! += columns.perSampleBytes[i]!;
     perSample[end]! -= columns.perSampleBytes[i]!;
   }
-  const totals = { fixedBytes: new Float64Array(phases), perSampleBytes: new Float64Array(phases) };
+  // Summed in place: the totals are the first `phases` entries of the differences' arrays.
   let f = 0;
   let p = 0;
   for (let phase = 0; phase < phases; phase++) {
-    totals.fixedBytes[phase] = f += fixed[phase]!;
-    totals.perSampleBytes[phase] = p += perSample[phase]!;
+    fixed[phase] = f += fixed[phase]!;
+    perSample[phase] = p += perSample[phase]!;
   }
+  const totals = { fixedBytes: fixed.subarray(0, phases), perSampleBytes: perSample.subarray(0, phases) };
   totalsByPlan.set(plan.tensors, totals);
   return totals;
 }

@@ -202,7 +202,8 @@ export function transformerPlan(workload: TransformerWorkload, setup: ResolvedSe
   const groups = transformerStateGroups(arch, setup);
   const host = hostStateTensors(groups, setup);
   const training = setup.mode === "train" ? trainingPlan(shape, setup, groups) : undefined;
-  const own = [...bufferTensors(arch, setup), ...(training?.states ?? [...modelStateTensors(groups, setup), ...inferenceTensors(shape, setup, imageSize)])];
+  // concat, not spreads: a spread steps through the iterator, slow in a fresh process's cold code.
+  const own = bufferTensors(arch, setup).concat(training?.states ?? modelStateTensors(groups, setup).concat(inferenceTensors(shape, setup, imageSize)));
   // Quantized weights are dequantized to 16 bits a matrix at a time while their layer runs.
   const dequantized = setup.weights !== undefined ? dequantizationBufferBytes(arch, setup.weights, setup.mode === "train") : 0;
   const last: PlannedTensor[] = dequantized > 0 ? [{ name: "dequantize.largest_matrix", category: "workspace", fixedBytes: Math.ceil(dequantized / setup.tp), perSampleBytes: 0 }] : [];
