@@ -92,7 +92,10 @@ class ExpandableReplay {
   double maps = 0;    // map_block calls (num_device_alloc)
   double unmaps = 0;  // unmap_block calls that unmapped pages (num_device_free)
   double retries = 0;
-  // With `segments`: +bytes for each map_block, -bytes for each unmap_block, in order (expandableSegments.ts's mapLog).
+  // With `segments`: +bytes for each map_block, -bytes for each unmap_block, in order
+  // (expandableSegments.ts's mapLog). With `pages` instead, what a probe replays
+  // (expandableProbeSteps): 0 where a map_block begins, then +bytes for each page it maps; -(k + 1)
+  // for each page an unmap_block gives back, k its number among the pages mapped.
   std::vector<double> log;
 
  private:
@@ -107,6 +110,9 @@ class ExpandableReplay {
     double pageBytes;
     double base = 0;      // the segment's first address
     double nextBase = 0;  // where the next segment's address space begins
+    // With the page log: by page number within the segment, the page's number among those mapped
+    // (a later segment's pages take the numbers' places, as in expandableSegments.ts' pageIndex).
+    std::vector<double> pageIndex;
   };
 
   double PageDown(const Pool& pool, double address) const { return std::floor((address - pool.base) / pool.pageBytes); }
@@ -202,7 +208,18 @@ class ExpandableReplay {
     reserved_ += mappedBytes;
     if (reserved_ > reservedPeak) reservedPeak = reserved_;
     maps += 1;
-    if (config_.segments) log.push_back(mappedBytes);
+    if (config_.pages) {
+      log.push_back(0);
+      const double first = PageDown(pool, mapStart);
+      for (double page = first, end = first + mappedBytes / pool.pageBytes; page < end; page++) {
+        const size_t at = static_cast<size_t>(page);
+        if (pool.pageIndex.size() <= at) pool.pageIndex.resize(at + 1, -1);
+        pool.pageIndex[at] = pagesMapped_++;
+        log.push_back(pool.pageBytes);
+      }
+    } else if (config_.segments) {
+      log.push_back(mappedBytes);
+    }
     return true;
   }
 
@@ -268,7 +285,11 @@ class ExpandableReplay {
     InsertUnmapped(pool, id);
     reserved_ -= size;
     unmaps += 1;
-    if (config_.segments) log.push_back(-size);
+    if (config_.pages) {
+      for (double page = first; page < last; page++) log.push_back(-(pool.pageIndex[static_cast<size_t>(page)] + 1.0));
+    } else if (config_.segments) {
+      log.push_back(-size);
+    }
   }
 
   // release_cached_blocks → release_blocks, large pool first: unmap every cached free block's whole
@@ -297,6 +318,7 @@ class ExpandableReplay {
   std::vector<int32_t> cached_;  // ReleaseCached's list
   double reserved_ = 0;
   double allocated_ = 0;
+  double pagesMapped_ = 0;  // with the page log
 };
 
 }  // namespace vramfit

@@ -30,7 +30,8 @@ struct ReplayConfig {
   double largeSegment = kLargeBuffer;    // large_segment_size: a 1-10 MiB request's segment; the large pool's page with expandable segments
   double divisions[kMaxDivisions] = {};  // roundup_power2_divisions, divisionCount of them
   size_t divisionCount = 1;              // at least one
-  bool segments = false;                 // keep the log of driver calls
+  bool segments = false;                 // keep a log: of driver calls, or with `pages` ...
+  bool pages = false;                    // ... (expandable segments) of pages mapped and unmapped
 };
 
 // ceil for a non-negative double, inline (std::ceil may be a libm call where SSE4.1 is not assumed).

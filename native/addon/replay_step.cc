@@ -12,12 +12,12 @@
 // but the two arrays comes in one Float64Array, `io`, which the figures then overwrite: three
 // typed arrays, one kind of read (an earlier form took eight arguments of five kinds, and wrote
 // the figures into a separate array: the object of seven properties it replaced took 35–85 µs).
-//   io in:  [capacity, max_split_size, max_non_split_rounding, segments (1/0), large_segment_size,
-//            n, n roundup_power2_divisions…]
+//   io in:  [capacity, max_split_size, max_non_split_rounding, log (0: none, 1: driver calls,
+//            2: pages, expandable segments only), large_segment_size, n, n roundup_power2_divisions…]
 //   io out: [fits (1/0), reserved peak, allocated peak, cudaMallocs, cudaFrees, retries, failedAt]
 // Infinity: no limit (capacity), unlimited max_split_size. With segments it returns the log as a
 // new Float64Array, else undefined. With expandable segments cudaMallocs counts maps, cudaFrees
-// unmaps, and the capacity bounds the pages mapped.
+// unmaps, and the capacity bounds the pages mapped; its page log is expandable_replay.h's.
 #include <algorithm>
 #include <string>
 
@@ -53,6 +53,7 @@ bool ConfigOf(const double* io, size_t length, ReplayConfig* config) {
   config->maxSplit = io[kMaxSplit];
   config->maxRounding = io[kMaxRounding];
   config->segments = io[kSegments] != 0;
+  config->pages = io[kSegments] == 2;
   config->largeSegment = io[kLargeSegment];
   // A loop, not std::copy: that would be a call to memmove, one more symbol to bind.
   for (size_t k = 0; k < config->divisionCount; k++) config->divisions[k] = io[kDivisions + k];

@@ -270,15 +270,16 @@ export function replayAtCapacity(step: AllocationStep, capacityBytes?: number, c
 
 /**
  * A native replay's answer (this file's and expandableSegments.ts'): the configuration into
- * replay_step.cc's io, the figures out of it, and the log of driver calls where asked for.
+ * replay_step.cc's io, the figures out of it, and as `segmentLog` the log asked for: of driver
+ * calls (`true`), or of pages ("pages": expandable_replay.h's page log, for expandableProbeSteps).
  */
-export function nativeAnswer(native: NativeReplay, trace: AllocationTrace, capacity: number, conf: AllocConf, segments: boolean): ReplayResult {
+export function nativeAnswer(native: NativeReplay, trace: AllocationTrace, capacity: number, conf: AllocConf, segments: boolean | "pages"): ReplayResult {
   const divisions = conf.roundupPower2Divisions;
   if (io === undefined || io.length < 7 + divisions.length) io = new Float64Array(7 + divisions.length);
   io[0] = capacity;
   io[1] = conf.maxSplitSizeBytes;
   io[2] = conf.maxNonSplitRoundingBytes;
-  io[3] = segments ? 1 : 0;
+  io[3] = segments === "pages" ? 2 : segments ? 1 : 0;
   io[4] = conf.largeSegmentSizeBytes;
   io[5] = divisions.length;
   io.set(divisions, 6);

@@ -247,11 +247,23 @@ export function replayExpandable(step: AllocationStep, capacityBytes = Number.PO
  * out on a real GPU: the driver's own cost per physical allocation and its VMM granularity (2 MiB
  * on every GPU PyTorch runs on, dividing both page sizes).
  */
-export function expandableProbeSteps(step: AllocationStep, capacityBytes: number, conf: AllocConf = DEFAULT_ALLOC_CONF): { sizes: number[]; releases: number[]; fits: boolean } {
+export function expandableProbeSteps(step: AllocationStep, capacityBytes: number, conf: AllocConf = DEFAULT_ALLOC_CONF, options: { typescript?: boolean } = {}): { sizes: number[]; releases: number[]; fits: boolean } {
   const pages: number[] = [];
   const releases: number[] = [];
   const mapStarts: number[] = [];
-  const { fits } = replay(step, capacityBytes, conf, undefined, pages, releases, mapStarts);
+  const native = options.typescript === true ? undefined : nativeExpandableReplay();
+  let fits: boolean;
+  if (native === undefined) fits = replay(step, capacityBytes, conf, undefined, pages, releases, mapStarts).fits;
+  else {
+    // The addon's page log (expandable_replay.h): 0 where a map begins, +bytes a page mapped, -(k + 1) page k unmapped.
+    const answer = nativeAnswer(native, asTrace(step), capacityBytes, conf, "pages");
+    fits = answer.fits;
+    for (const entry of answer.segmentLog!) {
+      if (entry === 0) mapStarts.push(pages.length);
+      else if (entry > 0) pages.push(entry);
+      else releases.push(pages.length, -entry - 1);
+    }
+  }
   return { ...pageRuns(pages, releases, mapStarts), fits };
 }
 
