@@ -39,12 +39,12 @@ export interface TensorColumns {
 }
 
 /** A whole byte count that stays exact (validatePlan's rule). */
-function exactBytes(v: unknown): boolean {
+export function exactBytes(v: unknown): boolean {
   return typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 2 ** 53;
 }
 
 /** An absent phase, or one from `min` to the last of `phases`. */
-function phaseWithin(v: unknown, min: number, phases: number): boolean {
+export function phaseWithin(v: unknown, min: number, phases: number): boolean {
   return v === undefined || (typeof v === "number" && Number.isSafeInteger(v) && v >= min && v <= phases - 1);
 }
 

@@ -4,19 +4,9 @@ import { invalidArgument } from "../errors.js";
 import { LIMITS } from "../workload/limits.js";
 import { CATEGORIES, type MemoryPlan } from "./memoryPlan.js";
 import { checkPlanBytes } from "./planLimits.js";
-import { forgetColumns, tensorColumns } from "./tensorColumns.js";
+import { exactBytes, forgetColumns, phaseWithin, tensorColumns } from "./tensorColumns.js";
 
 const CATEGORY_SET: ReadonlySet<unknown> = new Set(CATEGORIES);
-
-/** A whole byte count that stays exact. */
-function exactBytes(v: unknown): boolean {
-  return typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 2 ** 53;
-}
-
-/** An absent phase, or one from `min` to the last of `phases`. */
-function phaseWithin(v: unknown, min: number, phases: number): boolean {
-  return v === undefined || (typeof v === "number" && Number.isSafeInteger(v) && v >= min && v <= phases - 1);
-}
 
 /**
  * A tensor that passes needs no message: this test builds none (labels for every tensor were most
