@@ -17,6 +17,19 @@
 // has the native replay it answers (its load is timed apart, before the replay);
 // VRAMFIT_NATIVE_REPLAY=0 times the TypeScript replay instead. --expandable times the replay
 // through expandable segments (replayExpandable, src/fit/expandableSegments.ts) instead, the same way.
+//   node scripts/replay-speed.mjs --edges [--runs N] [--root DIR]
+// times the parts of a fresh process's first replay apart (wall, medians over N processes): the
+// addon's first call on a 2-event step (its Node-API functions bound, its code touched), then
+// replayAtCapacity's first call on that step (the JavaScript compiled and run once, the result
+// object made), then the minor page faults of a direct call of the addon on the random
+// 10,000-event step (the replay's own memory and code) and of replayAtCapacity's first call on it
+// in another process (JavaScript included).
+//   node scripts/replay-speed.mjs --loop [--runs N] [--cachegrind]
+// times the native loop alone: compiles a small C++ driver (c++ -O2) over this checkout's
+// native/addon/step_replay.h, replays the random 10,000-event step N times (default 400) in one
+// process and prints the best and median; with --cachegrind, runs it under valgrind's cachegrind
+// (10 replays against none) and prints the instructions and simulated branch mispredictions of
+// one replay.
 //   node scripts/replay-speed.mjs --cli [--against DIR] [--runs N] [--allocator KIND]
 // times the whole `vramfit batch --model resnet152 [--allocator KIND]` (no GPU: four catalog GPUs answered
 // analytically) of this checkout (and of the checkout DIR, interleaved): the process's CPU time
@@ -45,6 +58,10 @@ const { values: args } = parseArgs({
     against: { type: "string" },
     expandable: { type: "boolean", default: false },
     allocator: { type: "string" },
+    edges: { type: "boolean", default: false },
+    edgeWorker: { type: "string" },
+    loop: { type: "boolean", default: false },
+    cachegrind: { type: "boolean", default: false },
   },
 });
 const root = resolve(args.root);
@@ -173,7 +190,132 @@ Module._extensions[".node"] = function (module, filename) {
 process.on("exit", () => { const u = process.cpuUsage(); process.stderr.write(\`\\ncpu-us \${u.user + u.system} replays \${replays} replay-wall-us \${wall / 1000n}\\n\`); });
 `;
 
-if (args.cli) {
+/** One fresh process's parts of a first replay (--edges): `calls` times the two first calls, `faults` counts page faults. */
+async function edgeWorker(kind) {
+  const allocator = await import(pathToFileURL(resolve(root, "dist/fit/cachingAllocator.js")).href);
+  const binding = await import(pathToFileURL(resolve(root, "dist/native/binding.js")).href);
+  const { DEFAULT_ALLOC_CONF } = await import(pathToFileURL(resolve(root, "dist/fit/allocConf.js")).href);
+  const native = binding.nativeReplay?.();
+  if (native === undefined || binding.nativeExpandableReplay === undefined) return { skipped: "no replayInto in this build" };
+  // replay_step.cc's io for the default configuration, no log.
+  const io = () => Float64Array.of(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, DEFAULT_ALLOC_CONF.maxNonSplitRoundingBytes, 0, DEFAULT_ALLOC_CONF.largeSegmentSizeBytes, 1, 1);
+  const tiny = { order: Int32Array.of(0, ~0), bytes: Float64Array.of(1000) };
+  const trace = randomTrace();
+  const first = io();
+  process.hrtime.bigint();
+  process.resourceUsage();
+  if (kind === "calls") {
+    let started = process.hrtime.bigint();
+    native(tiny.order, tiny.bytes, first);
+    const addonMicros = Number(process.hrtime.bigint() - started) / 1e3;
+    started = process.hrtime.bigint();
+    allocator.replayAtCapacity(tiny);
+    const javascriptMicros = Number(process.hrtime.bigint() - started) / 1e3;
+    return { addonMicros, javascriptMicros };
+  }
+  const before = process.resourceUsage().minorPageFault;
+  if (kind === "faults-addon") native(trace.order, trace.bytes, first);
+  else allocator.replayAtCapacity(trace);
+  return { faults: process.resourceUsage().minorPageFault - before };
+}
+
+/** The C++ driver of --loop: reads the step, replays it argv[1] times with no limit, prints the best and median microseconds. */
+const LOOP_DRIVER = `#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <vector>
+#include "step_replay.h"
+template <typename T> std::vector<T> Read(const char* path) {
+  std::vector<T> values;
+  FILE* file = std::fopen(path, "rb");
+  T value;
+  while (file != nullptr && std::fread(&value, sizeof value, 1, file) == 1) values.push_back(value);
+  if (file != nullptr) std::fclose(file);
+  return values;
+}
+int main(int argc, char** argv) {
+  const std::vector<int32_t> order = Read<int32_t>(argv[2]);
+  const std::vector<double> bytes = Read<double>(argv[3]);
+  std::vector<double> micros;
+  double check = 0;
+  for (int k = 0, n = std::atoi(argv[1]); k < n; k++) {
+    vramfit::ReplayConfig config;
+    config.capacity = config.maxSplit = std::numeric_limits<double>::infinity();
+    config.maxRounding = 20971520;
+    const auto started = std::chrono::steady_clock::now();
+    vramfit::StepReplay replay(config);
+    replay.Run(order.data(), order.size(), bytes.data(), bytes.size());
+    micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count());
+    check += replay.reservedPeak;
+  }
+  std::sort(micros.begin(), micros.end());
+  if (!micros.empty()) std::printf("%.1f %.1f %.0f\\n", micros[0], micros[micros.size() / 2], check);
+}
+`;
+
+/** --loop: the native loop alone, in a C++ driver (timed, or counted by cachegrind). */
+function loopSpeed() {
+  const dir = mkdtempSync(resolve(tmpdir(), "replay-loop-"));
+  try {
+    const { order, bytes } = randomTrace();
+    writeFileSync(resolve(dir, "order.bin"), Buffer.from(order.buffer));
+    writeFileSync(resolve(dir, "bytes.bin"), Buffer.from(bytes.buffer));
+    writeFileSync(resolve(dir, "driver.cc"), LOOP_DRIVER);
+    const compiled = spawnSync("c++", ["-O2", "-std=c++17", "-I", resolve(root, "native/addon"), resolve(dir, "driver.cc"), "-o", resolve(dir, "driver")], { encoding: "utf8" });
+    if (compiled.status !== 0) throw new Error(`c++: ${compiled.stderr}`);
+    const driver = (replays, prefix = []) => {
+      const [command, ...rest] = [...prefix, resolve(dir, "driver"), String(replays), resolve(dir, "order.bin"), resolve(dir, "bytes.bin")];
+      return spawnSync(command, rest, { encoding: "utf8" });
+    };
+    const load = loadavg()[0];
+    if (!args.cachegrind) {
+      const [best, median] = driver(args.runs === "15" ? 400 : Number(args.runs)).stdout.trim().split(" ").map(Number);
+      console.log(`native loop, random 10,000-event step, no limit (${root}): best ${best.toFixed(1)} µs, median ${median.toFixed(1)} µs a replay; load average ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)}`);
+      return;
+    }
+    const counts = (replays) => {
+      const run = driver(replays, ["valgrind", "--tool=cachegrind", "--branch-sim=yes", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]);
+      const number = (label) => Number(new RegExp(`${label}:\\s+([\\d,]+)`).exec(run.stderr)?.[1]?.replaceAll(",", "") ?? Number.NaN);
+      return { instructions: number("I\\s+refs"), mispredicts: number("Mispredicts") };
+    };
+    const ten = counts(10);
+    const none = counts(0);
+    console.log(`native loop, random 10,000-event step, no limit (${root}), cachegrind: ${Math.round((ten.instructions - none.instructions) / 10)} instructions and ${Math.round((ten.mispredicts - none.mispredicts) / 10)} simulated branch mispredictions a replay`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (args.loop) {
+  loopSpeed();
+} else if (args.edgeWorker !== undefined) {
+  process.stdout.write(`${JSON.stringify(await edgeWorker(args.edgeWorker))}\n`);
+} else if (args.edges) {
+  const loadBefore = loadavg()[0];
+  const run = (kind) => {
+    const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--edgeWorker", kind, "--root", root], { encoding: "utf8" });
+    if (child.status !== 0) throw new Error(`${kind}: ${child.stderr}`);
+    return JSON.parse(child.stdout);
+  };
+  const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const calls = [];
+  const addonFaults = [];
+  const faults = [];
+  for (let k = 0; k < Number(args.runs); k++) {
+    calls.push(run("calls"));
+    addonFaults.push(run("faults-addon").faults);
+    faults.push(run("faults-javascript").faults);
+  }
+  if (calls[0].skipped !== undefined) console.log(`skipped: ${calls[0].skipped}`);
+  else {
+    console.log(`a fresh process's first replay, part by part (${root}, node ${process.version}, ${calls.length} processes each, load average ${loadBefore.toFixed(2)} → ${loadavg()[0].toFixed(2)})`);
+    console.log(`the addon's first call, 2-event step: ${median(calls.map((c) => c.addonMicros)).toFixed(0)} µs wall (median)`);
+    console.log(`replayAtCapacity's first call after it, 2-event step: ${median(calls.map((c) => c.javascriptMicros)).toFixed(0)} µs wall (median)`);
+    console.log(`minor page faults, random 10,000-event step: ${median(addonFaults)} in a first direct call of the addon, ${median(faults)} in a first replayAtCapacity (medians)`);
+  }
+} else if (args.cli) {
   const dir = mkdtempSync(resolve(tmpdir(), "replay-speed-"));
   const preload = resolve(dir, "cpu.cjs");
   writeFileSync(preload, CLI_PRELOAD);
