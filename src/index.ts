@@ -79,6 +79,13 @@ export interface DeviceWorkOptions {
    */
   touch?: boolean;
   /**
+   * Map expandable segments' pages through the driver's virtual-memory API, one `cuMemCreate` per
+   * page as PyTorch does (default true, where the driver has the API); false: one `cuMemAlloc` per
+   * run of pages, the same bytes with fewer driver calls (a simulated device of terabytes holds
+   * millions of pages).
+   */
+  virtualMemory?: boolean;
+  /**
    * Cancels the work: between probes, and a probe in flight before its next allocation (it frees
    * what it holds); the promise rejects with the signal's reason.
    */

@@ -104,6 +104,8 @@ ProbeOptions ProbeOptionsArgument(const Napi::Value& options) {
       result.releases.emplace_back(static_cast<size_t>(before.As<Napi::Number>().DoubleValue()), static_cast<size_t>(which.As<Napi::Number>().DoubleValue()));
     }
   }
+  Napi::Value pages = object.Get("pageBytes");
+  if (!pages.IsUndefined()) result.pageBytes = SizesArgument(pages);
   Napi::Value cancel = options.As<Napi::Object>().Get("cancel");
   if (!cancel.IsUndefined()) {
     if (!cancel.IsTypedArray() || cancel.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||

@@ -46,10 +46,13 @@ struct ProbeOptions {
   // is allocated, the block of sizes[which] is freed (which < before). Empty: nothing is freed
   // until the end.
   std::vector<std::pair<size_t, size_t>> releases;
+  // Per allocation, the page size to map it with through the driver's virtual-memory API, as
+  // PyTorch's expandable segments do (0: cuMemAlloc). Empty: every allocation is a cuMemAlloc.
+  std::vector<size_t> pageBytes;
 };
 
 // { touch?: boolean, cancel?: Int32Array, reserveBytes?: number, limitBytes?: number,
-//   releases?: number[] (flattened before, which pairs) };
+//   releases?: number[] (flattened before, which pairs), pageBytes?: number[] (one per size) };
 // options may be undefined (no touch, no cancel, no reserve, no cap).
 ProbeOptions ProbeOptionsArgument(const Napi::Value& options);
 

@@ -13,7 +13,8 @@ namespace vramfit {
 // Use inside a DeviceSession: the driver allocates in, and frees from, the current context.
 class DeviceAllocations {
  public:
-  explicit DeviceAllocations(const DriverApi& api) : api_(api) {}
+  // `ordinal`: the current context's device, where TryMap creates its pages.
+  explicit DeviceAllocations(const DriverApi& api, int ordinal = 0) : api_(api), ordinal_(ordinal) {}
   // Frees whatever is still held, ignoring failures: this runs on error paths, where an error
   // is already on its way to JS and a second one would hide it.
   ~DeviceAllocations();
@@ -23,6 +24,13 @@ class DeviceAllocations {
   // cuMemAlloc_v2. False on CUDA_ERROR_OUT_OF_MEMORY (a result, not an error); any other failure
   // throws NativeError.
   bool TryAllocate(size_t bytes);
+  // `bytes` as PyTorch's expandable segments hold it (ExpandableSegment::map): an address range
+  // reserved (cuMemAddressReserve), one physical allocation per page of `pageBytes` (cuMemCreate,
+  // the page rounded up to the driver's granularity), each mapped (cuMemMap), then the range made
+  // accessible (cuMemSetAccess). False on CUDA_ERROR_OUT_OF_MEMORY from cuMemCreate, with every
+  // page created so far released and the range freed; any other failure throws NativeError, also
+  // after undoing what was made. Where the driver lacks the API (HasVirtualMemory), TryAllocate.
+  bool TryMap(size_t bytes, size_t pageBytes);
   // Writes every byte (cuMemsetD8_v2) and waits (cuCtxSynchronize): memory the driver reserved
   // lazily is then really backed. Stops early, before the next block, once `cancelled` says so.
   // Throws NativeError.
@@ -49,11 +57,21 @@ class DeviceAllocations {
 
  private:
   struct Block {
-    CUdeviceptr pointer;
-    size_t bytes;
+    CUdeviceptr pointer = 0;
+    size_t bytes = 0;
+    // Mapped through the virtual-memory API: the page size, the range reserved, the pages' handles
+    // (empty for a cuMemAlloc block).
+    size_t pageBytes = 0;
+    size_t reservedBytes = 0;
+    std::vector<CUmemGenericAllocationHandle> pages;
   };
+  // Gives a block's memory back: cuMemFree_v2, or unmap and release each page (as PyTorch's
+  // unmapHandles) and free the range. Every step is tried; the first failure is returned.
+  CUresult Release(const Block& block) const;
+  static const char* ReleaseCall(const Block& block);
 
   const DriverApi& api_;
+  int ordinal_;
   std::vector<Block> blocks_;
 };
 

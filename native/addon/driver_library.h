@@ -18,6 +18,16 @@ struct DriverApi {
   PFN_cuDeviceGetUuid_v2 deviceGetUuid = nullptr;
 };
 
+// Every function of the virtual-memory API is bound (a driver of CUDA 10.2 or later): the probe maps
+// pages with it; without it, cuMemAlloc.
+inline bool HasVirtualMemory(const DriverApi& api) {
+  bool all = true;
+#define VRAMFIT_BOUND(name, params) all = all && api.name != nullptr;
+  CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(VRAMFIT_BOUND)
+#undef VRAMFIT_BOUND
+  return all;
+}
+
 // An open driver library with its functions bound; closed when it goes (SharedLibrary).
 class DriverLibrary {
  public:

@@ -93,7 +93,10 @@ class ProbeTask : public DeviceTask {
     const DriverApi& api = driver.api();
     if (Cancelled()) throw Aborted();  // cancelled while queued behind another probe
     DeviceSession session(driver, ordinal_);  // one probe per device at a time
-    DeviceAllocations allocations(api);       // declared after the session: freed while it is current
+    DeviceAllocations allocations(api, ordinal_);  // declared after the session: freed while it is current
+    // A caller's mistake, not a result: one page size per allocation, or none.
+    if (!options_.pageBytes.empty() && options_.pageBytes.size() != sizes_.size()) throw NativeError("ERR_INVALID_ARGUMENT", "probe: options.pageBytes must give one page size per allocation");
+    virtualMemory_ = !options_.pageBytes.empty() && HasVirtualMemory(api);
     const size_t reserve = options_.reserveBytes;
     const bool guarded = reserve > 0;
     size_t freeBytes = ReadFree(api);
@@ -127,7 +130,8 @@ class ProbeTask : public DeviceTask {
         Refuse(i, Limit::kReserve);
         break;
       }
-      if (!allocations.TryAllocate(size)) {
+      const size_t page = options_.pageBytes.empty() ? 0 : options_.pageBytes[i];
+      if (!(page > 0 ? allocations.TryMap(size, page) : allocations.TryAllocate(size))) {
         Refuse(i, Limit::kOutOfMemory);
         break;
       }
@@ -179,6 +183,7 @@ class ProbeTask : public DeviceTask {
     result.Set("freeBytesAtStart", static_cast<double>(freeBytesAtStart_));
     result.Set("minFreeBytes", static_cast<double>(minFreeBytes_));
     result.Set("headroomBytes", static_cast<double>(headroomBytes_));
+    result.Set("virtualMemory", virtualMemory_);
     return result;
   }
 
@@ -195,6 +200,7 @@ class ProbeTask : public DeviceTask {
   size_t freeBytesAtPeak_ = 0;
   size_t minFreeBytes_ = SIZE_MAX;
   size_t headroomBytes_ = 0;  // when refused: what the device could still give then (Headroom)
+  bool virtualMemory_ = false;  // pages were mapped through the virtual-memory API (options.pageBytes, a driver that has it)
 };
 
 }  // namespace

@@ -54,6 +54,35 @@ enum {
   CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
 };
 
+// The virtual-memory API's types (cuda.h, CUDA 10.2+), as PyTorch's expandable segments use it.
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef struct CUmemLocation_st {
+  int type;  // CUmemLocationType: CU_MEM_LOCATION_TYPE_DEVICE
+  int id;    // the device ordinal
+} CUmemLocation;
+typedef struct CUmemAllocationProp_st {
+  int type;                  // CUmemAllocationType: CU_MEM_ALLOCATION_TYPE_PINNED
+  int requestedHandleTypes;  // CUmemAllocationHandleType: none (not shared)
+  CUmemLocation location;
+  void* win32HandleMetaData;
+  struct {
+    unsigned char compressionType;
+    unsigned char gpuDirectRDMACapable;
+    unsigned short usage;
+    unsigned char reserved[4];
+  } allocFlags;
+} CUmemAllocationProp;
+typedef struct CUmemAccessDesc_st {
+  CUmemLocation location;
+  int flags;  // CUmemAccess_flags: CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+} CUmemAccessDesc;
+enum {
+  CU_MEM_ALLOCATION_TYPE_PINNED = 1,
+  CU_MEM_LOCATION_TYPE_DEVICE = 1,
+  CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3,
+  CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0,
+};
+
 // Every driver function vramfit touches: X(name, parameter list). All return CUresult.
 // The versioned names (_v2) are the symbols behind cuda.h's macros (cuMemAlloc is #defined to
 // cuMemAlloc_v2, ...): binding them explicitly keeps the legacy 32-bit-size ABI out.
@@ -83,7 +112,22 @@ enum {
   X(cuDeviceGetUuid_v2, (CUuuid * uuid, CUdevice dev)) \
   X(cuDeviceGetUuid, (CUuuid * uuid, CUdevice dev))
 
-#define CUDA_DRIVER_FUNCTIONS(X) CUDA_DRIVER_REQUIRED_FUNCTIONS(X) CUDA_DRIVER_UUID_FUNCTIONS(X)
+// The virtual-memory API (CUDA 10.2+): the probe maps expandable segments' pages with it as PyTorch
+// does (ExpandableSegment::map/unmapHandles); a driver without all of them gets cuMemAlloc instead.
+#define CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(X)                                                                         \
+  X(cuMemGetAllocationGranularity, (size_t * granularity, const CUmemAllocationProp* prop, int option))                \
+  X(cuMemAddressReserve, (CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags)) \
+  X(cuMemAddressFree, (CUdeviceptr ptr, size_t size))                                                                  \
+  X(cuMemCreate, (CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp* prop,                 \
+                  unsigned long long flags))                                                                          \
+  X(cuMemRelease, (CUmemGenericAllocationHandle handle))                                                               \
+  X(cuMemMap, (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,                       \
+               unsigned long long flags))                                                                             \
+  X(cuMemUnmap, (CUdeviceptr ptr, size_t size))                                                                        \
+  X(cuMemSetAccess, (CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count))
+
+#define CUDA_DRIVER_FUNCTIONS(X) \
+  CUDA_DRIVER_REQUIRED_FUNCTIONS(X) CUDA_DRIVER_UUID_FUNCTIONS(X) CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(X)
 
 // One function-pointer type per function, PFN_<name>, as the addon stores them after dlsym.
 #define CUDA_DRIVER_PFN_TYPEDEF(name, params) typedef CUresult(*PFN_##name) params;

@@ -561,21 +561,27 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
   return CUDA_SUCCESS;
 }
 
+namespace cudasim {
+bool MappedThroughRange(CUdeviceptr ptr, uint64_t bytes);  // with the virtual-memory API, below
+}  // namespace cudasim
+
 CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   (void)uc;  // there is no memory behind the simulated pointers
   Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
   if (CUresult status = cudasim::CurrentDevice(device)) return status;
-  // The range must lie inside one allocation of the current device: catches a caller's bad size.
+  // The range must lie inside one allocation of the current device, or in pages mapped end to end
+  // (the virtual-memory API): catches a caller's bad size.
   auto after = S().allocations.upper_bound(dstDevice);
-  if (after == S().allocations.begin()) return CUDA_ERROR_INVALID_VALUE;
-  auto found = std::prev(after);
-  uint64_t offset = dstDevice - found->first;
-  if (found->second.ordinal != cudasim::tCurrent->ordinal || offset >= found->second.requestedBytes ||
-      N > found->second.requestedBytes - offset) {
-    return CUDA_ERROR_INVALID_VALUE;
+  bool inside = false;
+  if (after != S().allocations.begin()) {
+    auto found = std::prev(after);
+    uint64_t offset = dstDevice - found->first;
+    inside = found->second.ordinal == cudasim::tCurrent->ordinal && offset < found->second.requestedBytes &&
+             N <= found->second.requestedBytes - offset;
   }
+  if (!inside && !cudasim::MappedThroughRange(dstDevice, N)) return CUDA_ERROR_INVALID_VALUE;
   // The memset is queued on the device: a failure of that work (CUDASIM_ASYNC_FAIL) is not this
   // call's result but the next synchronization's. The first failure is the one reported.
   if (int failure = cudasim::InjectedAsyncFault(__func__); failure != 0 && device->pendingError == CUDA_SUCCESS) {
@@ -627,16 +633,64 @@ CUresult cuPointerGetAttribute(void* data, int attribute, CUdeviceptr ptr) {
 namespace cudasim {
 namespace {
 constexpr CUresult kNotSupported = 801;  // CUDA_ERROR_NOT_SUPPORTED
+// Physical memory stays charged to its device until it is both released and unmapped, as the real
+// driver keeps a released handle's memory while a mapping still refers to it.
 struct PhysicalMemory {
   int ordinal;
   uint64_t bytes;
+  bool mapped = false;
+  bool released = false;
 };
+struct Mapping {
+  uint64_t bytes;
+  PhysicalMemory* memory;
+};
+// Reserved ranges (start -> bytes) and the pages mapped into them (address -> mapping), under
+// S().mutex: a range must be reserved to be mapped into, and free of mappings to be freed, so a
+// caller that leaves a page mapped or a range reserved is caught where it goes wrong.
+std::map<CUdeviceptr, uint64_t>& Reservations() {
+  static auto& reservations = *new std::map<CUdeviceptr, uint64_t>;
+  return reservations;
+}
+std::map<CUdeviceptr, Mapping>& Mappings() {
+  static auto& mappings = *new std::map<CUdeviceptr, Mapping>;
+  return mappings;
+}
+void UnchargeIfGone(PhysicalMemory* memory) {
+  if (!memory->released || memory->mapped) return;
+  S().accounting->Uncharge(S().devices[memory->ordinal].pool, memory->bytes);
+  delete memory;
+}
+// Whether [ptr, ptr + bytes) lies in one reserved range.
+bool Reserved(CUdeviceptr ptr, uint64_t bytes) {
+  auto after = Reservations().upper_bound(ptr);
+  if (after == Reservations().begin()) return false;
+  auto range = std::prev(after);
+  return ptr - range->first <= range->second && bytes <= range->second - (ptr - range->first);
+}
+// Whether [ptr, ptr + bytes) is covered by mapped pages end to end (cuMemsetD8 on mapped memory).
+bool MappedThrough(CUdeviceptr ptr, uint64_t bytes) {
+  auto after = Mappings().upper_bound(ptr);
+  if (after == Mappings().begin()) return false;
+  auto page = std::prev(after);
+  CUdeviceptr end = ptr + bytes;
+  CUdeviceptr reached = ptr;
+  while (page != Mappings().end() && page->first <= reached) {
+    if (page->first + page->second.bytes > reached) reached = page->first + page->second.bytes;
+    if (reached >= end) return true;
+    ++page;
+  }
+  return false;
+}
 }  // namespace
+bool MappedThroughRange(CUdeviceptr ptr, uint64_t bytes) {
+  return MappedThrough(ptr, bytes);
+}
 }  // namespace cudasim
 
 #define CUDASIM_API extern "C" __attribute__((visibility("default")))
 
-CUDASIM_API CUresult cuMemGetAllocationGranularity(size_t* granularity, const void* /*prop*/, int /*option*/) {
+CUDASIM_API CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* /*prop*/, int /*option*/) {
   Call call(__func__);
   if (CUresult status = call.Status()) return status;
   if (granularity == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -652,23 +706,30 @@ CUDASIM_API CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t /
   // Address space only, like every simulated pointer: never touched.
   *ptr = S().nextAddress;
   S().nextAddress += cudasim::RoundUp(size, S().machine.config.granularity);
+  cudasim::Reservations()[*ptr] = size;
   cudasim::NoteTouched("driver.virtualMemory");
   return CUDA_SUCCESS;
 }
 
+// The whole range as reserved, with nothing mapped in it any more.
 CUDASIM_API CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
   Call call(__func__);
   if (CUresult status = call.Status()) return status;
-  return ptr == 0 || size == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  auto range = cudasim::Reservations().find(ptr);
+  if (ptr == 0 || range == cudasim::Reservations().end() || range->second != size) return CUDA_ERROR_INVALID_VALUE;
+  auto page = cudasim::Mappings().lower_bound(ptr);
+  if (page != cudasim::Mappings().end() && page->first < ptr + size) return CUDA_ERROR_INVALID_VALUE;
+  cudasim::Reservations().erase(range);
+  return CUDA_SUCCESS;
 }
 
 // CUmemAllocationProp: its location (type, id) is at bytes 8..15; the device is the id.
-CUDASIM_API CUresult cuMemCreate(unsigned long long* handle, size_t size, const void* prop, unsigned long long /*flags*/) {
+CUDASIM_API CUresult cuMemCreate(unsigned long long* handle, size_t size, const CUmemAllocationProp* prop, unsigned long long /*flags*/) {
   Call call(__func__);
   if (CUresult status = call.Status()) return status;
   if (handle == nullptr || prop == nullptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
   int ordinal = 0;
-  std::memcpy(&ordinal, static_cast<const char*>(prop) + 12, sizeof ordinal);
+  std::memcpy(&ordinal, reinterpret_cast<const char*>(prop) + 12, sizeof ordinal);
   SimDevice* device = cudasim::FindDevice(ordinal);
   if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   uint64_t bytes = cudasim::RoundUp(size, S().machine.config.granularity);
@@ -681,22 +742,53 @@ CUDASIM_API CUresult cuMemRelease(unsigned long long handle) {
   Call call(__func__);
   if (CUresult status = call.Status()) return status;
   auto* memory = reinterpret_cast<cudasim::PhysicalMemory*>(handle);
-  if (memory == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  S().accounting->Uncharge(S().devices[memory->ordinal].pool, memory->bytes);
-  delete memory;
+  if (memory == nullptr || memory->released) return CUDA_ERROR_INVALID_VALUE;
+  memory->released = true;
+  cudasim::UnchargeIfGone(memory);
   return CUDA_SUCCESS;
 }
 
-CUDASIM_API CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t, unsigned long long handle, unsigned long long) {
-  return ptr == 0 || size == 0 || handle == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+// A whole handle, once, into a reserved range, over nothing mapped (offset 0: PyTorch's use).
+CUDASIM_API CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, unsigned long long handle, unsigned long long) {
+  Call call(__func__);
+  if (CUresult status = call.Status()) return status;
+  auto* memory = reinterpret_cast<cudasim::PhysicalMemory*>(handle);
+  if (ptr == 0 || size == 0 || memory == nullptr || memory->released || memory->mapped || offset != 0 || size > memory->bytes) return CUDA_ERROR_INVALID_VALUE;
+  if (!cudasim::Reserved(ptr, size)) return CUDA_ERROR_INVALID_VALUE;
+  auto next = cudasim::Mappings().lower_bound(ptr);
+  if (next != cudasim::Mappings().end() && next->first < ptr + size) return CUDA_ERROR_INVALID_VALUE;
+  if (next != cudasim::Mappings().begin() && std::prev(next)->first + std::prev(next)->second.bytes > ptr) return CUDA_ERROR_INVALID_VALUE;
+  memory->mapped = true;
+  cudasim::Mappings()[ptr] = {size, memory};
+  return CUDA_SUCCESS;
 }
 
+// Every mapping inside [ptr, ptr + size), which must be whole mappings and at least one.
 CUDASIM_API CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
-  return ptr == 0 || size == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  Call call(__func__);
+  if (CUresult status = call.Status()) return status;
+  if (ptr == 0 || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  auto first = cudasim::Mappings().find(ptr);
+  if (first == cudasim::Mappings().end()) return CUDA_ERROR_INVALID_VALUE;
+  auto last = first;
+  while (last != cudasim::Mappings().end() && last->first < ptr + size) {
+    if (last->first + last->second.bytes > ptr + size) return CUDA_ERROR_INVALID_VALUE;
+    ++last;
+  }
+  for (auto page = first; page != last;) {
+    cudasim::PhysicalMemory* memory = page->second.memory;
+    page = cudasim::Mappings().erase(page);
+    memory->mapped = false;
+    cudasim::UnchargeIfGone(memory);
+  }
+  return CUDA_SUCCESS;
 }
 
-CUDASIM_API CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const void* desc, size_t count) {
-  return ptr == 0 || size == 0 || desc == nullptr || count == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+CUDASIM_API CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
+  Call call(__func__);
+  if (CUresult status = call.Status()) return status;
+  if (ptr == 0 || size == 0 || desc == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
+  return cudasim::MappedThrough(ptr, size) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 // The allocation a pointer lies in is the stub runtime's to know; the simulated driver answers

@@ -88,8 +88,12 @@ export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind
   return steps;
 }
 
-/** `refused`: PyTorch's own per_process_memory_fraction stops the step whatever the device holds (nothing to probe). */
-type DeviceSteps = { readonly sizes: readonly number[]; readonly releases: readonly number[]; readonly atCapacity: boolean; readonly refused?: boolean };
+/**
+ * `refused`: PyTorch's own per_process_memory_fraction stops the step whatever the device holds
+ * (nothing to probe). `pageBytes`: for expandable segments, each allocation's page size (the probe
+ * maps it page by page through the driver's virtual-memory API, as PyTorch does).
+ */
+type DeviceSteps = { readonly sizes: readonly number[]; readonly releases: readonly number[]; readonly atCapacity: boolean; readonly refused?: boolean; readonly pageBytes?: readonly number[] };
 const stepsByPlan = new WeakMap<MemoryPlan, Map<string, DeviceSteps>>();
 const DEVICE_STEPS_PER_PLAN = 8;
 
@@ -98,11 +102,12 @@ function stepsOf(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: All
   if (kind === "raw") return { sizes: rawAllocations(trace), releases: [], atCapacity: false };
   if (kind === "expandable" || conf.expandableSegments) {
     if (Number.isFinite(capacityBytes)) {
-      const { sizes, releases, fits } = expandableProbeSteps(trace, Math.max(0, capacityBytes), conf);
-      if (fits) return { sizes, releases, atCapacity: true };
+      const { sizes, releases, pageBytes, fits } = expandableProbeSteps(trace, Math.max(0, capacityBytes), conf);
+      if (fits) return { sizes, releases, pageBytes, atCapacity: true };
     }
     // No limit: nothing is unmapped, so one allocation per map.
-    return { sizes: expandableProbeSteps(trace, Number.POSITIVE_INFINITY, conf).sizes, releases: [], atCapacity: false };
+    const { sizes, pageBytes } = expandableProbeSteps(trace, Number.POSITIVE_INFINITY, conf);
+    return { sizes, releases: [], pageBytes, atCapacity: false };
   }
   if (Number.isFinite(capacityBytes)) {
     const replay = replayAtCapacity(trace, Math.max(0, capacityBytes), conf, { segments: true, allowedBytes });

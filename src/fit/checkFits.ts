@@ -88,6 +88,7 @@ export function checkOnNvml(target: DeviceTarget, nvmlFreeBytes: number, uuid: s
 
 export interface DeviceCheckOptions extends CheckOptions, JobModelOptions, DeviceAccessOptions {
   touch?: boolean;
+  virtualMemory?: boolean;
   onProbe?: (event: ProbeEvent) => void;
 }
 

@@ -31,6 +31,8 @@ export interface DeviceProbeOptions {
   limitBytes?: number;
   /** Write every byte and synchronize (default true in the library). */
   touch: boolean;
+  /** Map expandable segments' pages through the driver's virtual-memory API (default true in the library; DeviceSearchOptions'). */
+  virtualMemory?: boolean;
   /** Cancels a probe in flight: the addon stops before its next allocation and frees what it holds. */
   signal?: AbortSignal;
   onProbe?: (event: ProbeEvent) => void;
@@ -75,7 +77,7 @@ export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, opti
     ...(options.limitBytes !== undefined && { limitBytes: Math.max(0, options.limitBytes) }),
   };
   /** One probe of the step's driver calls: every allocation freed before it settles. */
-  const probeOnce = async (batch: number, { sizes, releases }: { sizes: readonly number[]; releases: readonly number[] }): Promise<NativeProbeResult> => {
+  const probeOnce = async (batch: number, { sizes, releases, pageBytes }: { sizes: readonly number[]; releases: readonly number[]; pageBytes?: readonly number[] }): Promise<NativeProbeResult> => {
     probes += 1;
     probesStarted += 1;
     onProbe?.({ phase: "start", ordinal, batch, bytes: peakHeldBytes(sizes, releases), allocations: sizes.length });
@@ -84,7 +86,7 @@ export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, opti
     const raise = () => Atomics.store(cancel!, 0, 1);
     signal?.addEventListener("abort", raise, { once: true });
     try {
-      const steps = releases.length > 0 ? { ...native, releases: [...releases] } : native;
+      const steps = { ...native, ...(releases.length > 0 && { releases: [...releases] }), ...(pageBytes !== undefined && options.virtualMemory !== false && { pageBytes: [...pageBytes] }) };
       result = await addon.probe(ordinal, [...sizes], cancel === undefined ? steps : { ...steps, cancel });
     } catch (error) {
       if (signal?.aborted && (error as { code?: string }).code === "ERR_ABORTED") throw signal.reason;

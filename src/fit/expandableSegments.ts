@@ -237,17 +237,12 @@ export function replayExpandable(step: AllocationStep, capacityBytes = Number.PO
  * allocations in order, and as flattened (before, which) pairs the allocations given back before
  * allocation `before` is made; `fits` false when the replay at `capacityBytes` ran out.
  *
- * PyTorch makes one cuMemCreate per page and maps it into the segment's reserved address range
- * (ExpandableSegment::map). The probe allocates instead, with cuMemAlloc, one block for each run
- * of pages that one map_block mapped and the out-of-memory path unmaps at the same moment (or
- * never): the bytes held are the same at every step, in whole pages (20 MiB and 2 MiB, multiples
- * of the driver's 2 MiB granularity), with one driver call per run instead of per page. A step that
- * maps a terabyte maps 50,000 pages; the probe's cost is in its driver calls, and the addon has no
- * virtual-memory path (cuMemCreate, cuMemAddressReserve, cuMemMap) to exercise. What this leaves
- * out on a real GPU: the driver's own cost per physical allocation and its VMM granularity (2 MiB
- * on every GPU PyTorch runs on, dividing both page sizes).
+ * One allocation for each run of pages that one map_block mapped and the out-of-memory path unmaps
+ * at the same moment (or never), with its page size (`pageBytes`): the addon's probe holds it as
+ * PyTorch does (ExpandableSegment::map), one cuMemCreate per page mapped into a reserved range, or
+ * with one cuMemAlloc where the driver lacks that API or the caller asks (virtualMemory: false).
  */
-export function expandableProbeSteps(step: AllocationStep, capacityBytes: number, conf: AllocConf = DEFAULT_ALLOC_CONF, options: { typescript?: boolean } = {}): { sizes: number[]; releases: number[]; fits: boolean } {
+export function expandableProbeSteps(step: AllocationStep, capacityBytes: number, conf: AllocConf = DEFAULT_ALLOC_CONF, options: { typescript?: boolean } = {}): { sizes: number[]; releases: number[]; pageBytes: number[]; fits: boolean } {
   const pages: number[] = [];
   const releases: number[] = [];
   const mapStarts: number[] = [];
@@ -272,7 +267,7 @@ export function expandableProbeSteps(step: AllocationStep, capacityBytes: number
  * `releases` (before, which) renumbered to the runs. A release's `before` is the first page of a
  * map, so it starts a run, and `which` lies in an earlier run.
  */
-function pageRuns(pages: readonly number[], releases: readonly number[], mapStarts: readonly number[]): { sizes: number[]; releases: number[] } {
+function pageRuns(pages: readonly number[], releases: readonly number[], mapStarts: readonly number[]): { sizes: number[]; releases: number[]; pageBytes: number[] } {
   const count = pages.length;
   const releasedBefore = new Float64Array(count).fill(Number.POSITIVE_INFINITY);
   const starts = new Uint8Array(count + 1);
@@ -283,9 +278,13 @@ function pageRuns(pages: readonly number[], releases: readonly number[], mapStar
   }
   const run = new Int32Array(count + 1);
   const sizes: number[] = [];
+  // A run's pages come from one map, so from one pool: one page size (the probe maps it page by page).
+  const pageBytes: number[] = [];
   for (let page = 0; page < count; page++) {
-    if (page === 0 || starts[page] === 1 || releasedBefore[page] !== releasedBefore[page - 1]) sizes.push(pages[page]!);
-    else sizes[sizes.length - 1]! += pages[page]!;
+    if (page === 0 || starts[page] === 1 || releasedBefore[page] !== releasedBefore[page - 1]) {
+      sizes.push(pages[page]!);
+      pageBytes.push(pages[page]!);
+    } else sizes[sizes.length - 1]! += pages[page]!;
     run[page] = sizes.length - 1;
   }
   run[count] = sizes.length;
@@ -297,7 +296,7 @@ function pageRuns(pages: readonly number[], releases: readonly number[], mapStar
     given[which] = 1;
     runReleases.push(run[releases[r]!]!, which);
   }
-  return { sizes, releases: runReleases };
+  return { sizes, releases: runReleases, pageBytes };
 }
 
 /**

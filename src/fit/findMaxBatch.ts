@@ -60,6 +60,13 @@ export interface BatchResult {
 export interface DeviceSearchOptions extends SearchLimits, JobModelOptions, DeviceAccessOptions {
   /** Write every probed byte so the memory is really backed (default true). */
   touch?: boolean;
+  /**
+   * Map expandable segments' pages through the driver's virtual-memory API, one `cuMemCreate` per
+   * page as PyTorch does (default true, where the driver has the API); false: one `cuMemAlloc` per
+   * run of pages, the same bytes with fewer driver calls (a simulated device of terabytes holds
+   * millions of pages).
+   */
+  virtualMemory?: boolean;
   onProbe?: (event: ProbeEvent) => void;
 }
 
@@ -136,7 +143,7 @@ export async function deviceCharges(target: DeviceTarget, options: SearchLimits 
 /** How every probe on the device is made under these charges: the job's allocator, the addon's floor and cap. */
 export function probeOptions(
   charges: Awaited<ReturnType<typeof deviceCharges>>,
-  options: { touch?: boolean; signal?: AbortSignal; onProbe?: (event: ProbeEvent) => void },
+  options: { touch?: boolean; virtualMemory?: boolean; signal?: AbortSignal; onProbe?: (event: ProbeEvent) => void },
 ): DeviceProbeOptions {
   return {
     allocator: charges.model.kind,
@@ -146,6 +153,7 @@ export function probeOptions(
     floorBytes: charges.floorBytes,
     ...(charges.limitBytes !== undefined && { limitBytes: charges.limitBytes }),
     touch: options.touch ?? true,
+    virtualMemory: options.virtualMemory ?? true,
     ...(options.signal !== undefined && { signal: options.signal }),
     ...(options.onProbe !== undefined && { onProbe: options.onProbe }),
   };

@@ -123,6 +123,8 @@ export async function analyticSeq(planAt: PlanAtSeq, batch: number, target: Anal
 export interface DeviceSeqOptions extends SeqLimits, DeviceAccessOptions {
   /** Write every probed byte so the memory is really backed (default true). */
   touch?: boolean;
+  /** As DeviceSearchOptions' (default true). */
+  virtualMemory?: boolean;
   onProbe?: (event: ProbeEvent) => void;
 }
 

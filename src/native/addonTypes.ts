@@ -85,6 +85,16 @@ export interface NativeProbeOptions {
    * allocator does on out-of-memory. The reserve and the cap count what is held at each moment.
    */
   releases?: number[];
+  /**
+   * Per allocation, the page size to map it with through the driver's virtual-memory API, as
+   * PyTorch's expandable segments hold memory (ExpandableSegment::map): a range reserved
+   * (`cuMemAddressReserve`), one `cuMemCreate` per page (rounded up to
+   * `cuMemGetAllocationGranularity`), each mapped (`cuMemMap`), the range made accessible
+   * (`cuMemSetAccess`); given back page by page (`cuMemUnmap`, `cuMemRelease`) and the range freed
+   * (`cuMemAddressFree`). 0: `cuMemAlloc_v2`. Where the driver lacks the API, every allocation is a
+   * `cuMemAlloc_v2` (`virtualMemory` false in the result). One entry per size, or none.
+   */
+  pageBytes?: number[];
 }
 
 /**
@@ -126,6 +136,8 @@ export interface NativeProbeResult {
    * `allocatedBytes + headroomBytes` is the room the device really gave the step. 0 when `fits`.
    */
   headroomBytes: number;
+  /** Pages were mapped through the driver's virtual-memory API (`pageBytes` given, and the driver has it). */
+  virtualMemory: boolean;
 }
 
 /** What `loadNvml` found: which of NVML's versioned functions this library has. */

@@ -4,12 +4,12 @@
 // holds the segments that replay makes, so where the fraction is below what the budget allows it
 // decides both answers; the analytic side is the same model given the device's total by hand.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findMaxBatch, releaseDevices } from "../../src/index.js";
+import { findMaxBatch, memGetInfo, releaseDevices } from "../../src/index.js";
 import { formatAllocConf, parseAllocConf } from "../../src/fit/allocConf.js";
 import { analyticMaxBatch } from "../../src/fit/analytic.js";
 import { jobModel } from "../../src/fit/charges.js";
 import { presetPlan } from "../reference/emulation.js";
-import { simulatorPath } from "./simulator.js";
+import { simulatorPath, withFault } from "./simulator.js";
 
 const GiB = 2 ** 30;
 /** The simulated device's total: small enough that a fraction of it binds the presets below. */
@@ -41,5 +41,24 @@ describe("per_process_memory_fraction on the simulated driver", () => {
       expect(device.batchSize, allocConf).toBeLessThan(without.batchSize);
       expect(device.bytesAtBatch, allocConf).toBeLessThanOrEqual(Math.floor(Number(allocConf.split(",")[0]!.split(":")[1]) * TOTAL));
     }
+  }, 60_000);
+});
+
+describe("expandable segments on the simulated driver, page by page through its virtual-memory API", () => {
+  it.each(["resnet50", "bert-base", "gpt2"])("%s: at three budgets the device answer is the analytic one, and the pages' memory all comes back", async (name) => {
+    const plan = presetPlan(name);
+    const allocConf = "expandable_segments:True";
+    const events: number[] = [];
+    for (const budget of [2 * GiB, 6 * GiB, 16 * GiB]) {
+      const device = await findMaxBatch(plan, { device: 0, maxMemBytes: budget, reserveBytes: 0, jobContextBytes: 0, lock: false, keepWarm: true, allocConf, onProbe: (event) => event.phase === "start" && events.push(event.allocations) });
+      const analytic = await analyticMaxBatch(plan, budget, jobModel({ allocConf, jobContextBytes: 0 }, TOTAL));
+      expect({ source: device.source, batch: device.batchSize }, `${budget}`).toEqual({ source: "device", batch: analytic.batchSize });
+    }
+    expect(events.length).toBeGreaterThan(0);
+    expect((await memGetInfo(0)).freeBytes).toBe(TOTAL);
+    // The pages are cuMemCreate's: with every cuMemCreate refused, nothing fits (cuMemAlloc would still give it).
+    const refused = await withFault("cuMemCreate:2", () => findMaxBatch(plan, { device: 0, maxMemBytes: 6 * GiB, reserveBytes: 0, jobContextBytes: 0, lock: false, keepWarm: true, allocConf }));
+    expect(refused.batchSize).toBe(0);
+    expect((await memGetInfo(0)).freeBytes).toBe(TOTAL);
   }, 60_000);
 });

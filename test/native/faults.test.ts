@@ -56,6 +56,7 @@ describe("errors during a probe", () => {
       freeBytesAtStart: freeBytes,
       minFreeBytes: freeBytes - 64 * MiB,
       headroomBytes: 0, // the rule refuses the headroom's trials too
+      virtualMemory: false,
     });
     await expectNoLeak();
   });

@@ -24,6 +24,7 @@ function outcome(fields: Partial<NativeProbeResult> & Pick<NativeProbeResult, "f
     freeBytesAtStart: freeBytes,
     minFreeBytes: Math.min(freeBytes, fields.freeBytesAtPeak),
     headroomBytes: 0,
+    virtualMemory: false,
     ...fields,
   };
 }

@@ -48,6 +48,7 @@ describe("worker threads", () => {
         freeBytesAtStart: GiB,
         minFreeBytes: GiB - 2 * MiB,
         headroomBytes: 0,
+        virtualMemory: false,
       },
       error: { code: "ERR_INVALID_DEVICE", fromWorker: true },
     });

@@ -36,10 +36,10 @@ describe("expandable segments at a capacity", () => {
 
   it("a device probe allocates each map's pages that are unmapped together as one block, given back where PyTorch unmaps them", () => {
     // No pressure: three maps, nothing unmapped, three allocations (not six pages).
-    expect(expandableProbeSteps(pressure, Number.POSITIVE_INFINITY, expandable)).toEqual({ sizes: [40 * MiB, 20 * MiB, 60 * MiB], releases: [], fits: true });
+    expect(expandableProbeSteps(pressure, Number.POSITIVE_INFINITY, expandable)).toEqual({ sizes: [40 * MiB, 20 * MiB, 60 * MiB], releases: [], pageBytes: [20 * MiB, 20 * MiB, 20 * MiB], fits: true });
     // At 100 MiB the first map's page 0 is unmapped before C's map and its page 1 is not: two
     // blocks, the first given back before allocation 3 (C's three pages), so at most 100 MiB held.
-    expect(expandableProbeSteps(pressure, 100 * MiB, expandable)).toEqual({ sizes: [20 * MiB, 20 * MiB, 20 * MiB, 60 * MiB], releases: [3, 0], fits: true });
+    expect(expandableProbeSteps(pressure, 100 * MiB, expandable)).toEqual({ sizes: [20 * MiB, 20 * MiB, 20 * MiB, 60 * MiB], releases: [3, 0], pageBytes: [20 * MiB, 20 * MiB, 20 * MiB, 20 * MiB], fits: true });
   });
 
   it("runs out where even the unmapped pages leave too little, with the failed allocation's index", () => {
