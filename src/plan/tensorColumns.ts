@@ -148,9 +148,17 @@ function readInto(columns: TensorColumns, list: readonly ColumnTensor[], at: num
       category = t.category;
       if (!columns.categories.includes(category)) columns.categories.push(category);
     }
-    if (columns.firstMalformed < 0 && !(typeof name === "string" && exactBytes(fixedBytes) && exactBytes(perSampleBytes) && phaseWithin(firstPhase, 0, phases) && phaseWithin(lastPhase, typeof firstPhase === "number" ? firstPhase : 0, phases))) {
-      columns.firstMalformed = at + i;
-    }
+    // exactBytes and phaseWithin written out, the same tests (`x % 1 === 0` is Number.isInteger's
+    // for a number within the bounds, and a phase within them is a safe integer): no calls per
+    // tensor in a loop that runs cold in a fresh process.
+    const from = typeof firstPhase === "number" ? firstPhase : 0;
+    const plain =
+      typeof name === "string" &&
+      typeof fixedBytes === "number" && fixedBytes >= 0 && fixedBytes <= 2 ** 53 && fixedBytes % 1 === 0 &&
+      typeof perSampleBytes === "number" && perSampleBytes >= 0 && perSampleBytes <= 2 ** 53 && perSampleBytes % 1 === 0 &&
+      (firstPhase === undefined || (typeof firstPhase === "number" && firstPhase >= 0 && firstPhase <= last && firstPhase % 1 === 0)) &&
+      (lastPhase === undefined || (typeof lastPhase === "number" && lastPhase >= from && lastPhase <= last && lastPhase % 1 === 0));
+    if (!plain && columns.firstMalformed < 0) columns.firstMalformed = at + i;
   }
   columns.fixedTotal += fixedTotal;
   columns.perSampleTotal += perSampleTotal;
