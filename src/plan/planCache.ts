@@ -33,6 +33,9 @@ let tensorsKept = 0;
  */
 const stepsByHash = new Map<number, WeakRef<readonly PlannedTensor[]>[]>();
 
+/** Phases apart that the step's hash reads (hashStep): a collision costs only sameStep's comparison. */
+const HASHED_PHASE_STRIDE = 16;
+
 function hashStep(plan: MemoryPlan): number {
   let hash = 0x811c9dc5 ^ (plan.phases?.length ?? 0);
   const mix = (value: number) => {
@@ -43,12 +46,20 @@ function hashStep(plan: MemoryPlan): number {
   // From the phase totals every answer reads next (made here once), not from every tensor: the
   // tensor-by-tensor hash was eight multiplications per tensor, run cold in a fresh process
   // (the advice case's 42 plans, 114,000 tensors: a tenth of its time). Lists with equal totals
-  // but different tensors collide, and sameStep tells them apart.
+  // but different tensors collide, and sameStep tells them apart. Every HASHED_PHASE_STRIDE-th
+  // phase and the last: two setups' steps differ in their states (live every phase) or their
+  // timelines (other phases, usually another count), and every phase was still four
+  // multiplications a phase, cold (GPT-3's 23 plans of ~3,000 phases: 2-3 ms each under load).
   mix(plan.tensors.length);
   const { fixedBytes, perSampleBytes } = phaseTotalColumns(plan);
-  for (let phase = 0; phase < fixedBytes.length; phase++) {
+  const phases = fixedBytes.length;
+  for (let phase = 0; phase < phases; phase += HASHED_PHASE_STRIDE) {
     mix(fixedBytes[phase]!);
     mix(perSampleBytes[phase]!);
+  }
+  if (phases > 0) {
+    mix(fixedBytes[phases - 1]!);
+    mix(perSampleBytes[phases - 1]!);
   }
   return hash >>> 0;
 }
