@@ -2,7 +2,7 @@
 // device's UUID, so two jobs probing one GPU do not see each other's transient allocations. The
 // files live in a directory private to the user (another user cannot pre-create them to disable
 // the lock), or in VRAMFIT_LOCK_DIR, a directory the users who share GPUs share.
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readSync, writeSync, ftruncateSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, writeSync, ftruncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { VramfitError } from "../errors.js";
@@ -87,6 +87,20 @@ function openLockFile(path: string, shared: boolean): { fd: number; writable: bo
   }
 }
 
+/**
+ * Writes this process's pid over the file's start, and cuts the file only when a longer record
+ * (a longer pid) was there. Truncating to 0 first, as before, freed and reallocated the file's
+ * block on every lock: 0.2-3 ms each on ext4 (strace -T), and a search with advice locks each device
+ * ~9 times (74 locks, 208 ms of ftruncate on 8 simulated H100s at load 10; issue 22). A reader
+ * between the two calls finds no valid pid, as between the truncate and the write before, and
+ * names "another vramfit process".
+ */
+function recordHolder(fd: number): void {
+  const record = Buffer.from(`${process.pid}\n`);
+  writeSync(fd, record, 0, record.length, 0);
+  if (fstatSync(fd).size > record.length) ftruncateSync(fd, record.length);
+}
+
 function holderPid(fd: number): number | undefined {
   try {
     const buffer = Buffer.alloc(32);
@@ -157,10 +171,7 @@ export async function lockDevice(addon: Addon, device: { ordinal: number | null;
       await sleep(Math.min(pause, timeoutMs - waited), options.signal);
       pause = Math.min(pause * 2, 100);
     }
-    if (file.writable) {
-      ftruncateSync(file.fd, 0);
-      writeSync(file.fd, `${process.pid}\n`, 0);
-    }
+    if (file.writable) recordHolder(file.fd);
   } catch (error) {
     release();
     throw error;

@@ -49,6 +49,15 @@ describe("lockDevice", () => {
     lock.release(); // twice is harmless
   });
 
+  it("records its pid over a longer record left by an earlier holder, leaving no trace of it", async () => {
+    const directory = lockDir();
+    const path = lockPath(device.uuid, directory);
+    writeFileSync(path, `${"9".repeat(20)}\n`, { mode: 0o600 }); // longer than any pid: the record is overwritten in place, then cut
+    const lock = await lockDevice(addon, device, { directory });
+    expect(readFileSync(path, "utf8")).toBe(`${process.pid}\n`);
+    lock.release();
+  });
+
   it("gives up after the timeout with ERR_DEVICE_BUSY naming the device and the holder", async () => {
     const directory = lockDir();
     const held = await lockDevice(addon, device, { directory });
