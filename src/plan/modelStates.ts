@@ -1,6 +1,6 @@
 // Weights, gradients and optimizer states as planned tensors, after tensor parallelism, ZeRO and offloading.
 import { autocastLayout } from "./autocast.js";
-import { NameTable } from "./nameTable.js";
+import { NameTable, NumberedNames } from "./nameTable.js";
 import { optimizerStates, shardBytes, weightBytes, zeroShards } from "./bytesPerParameter.js";
 import type { HostPlan, PlannedTensor } from "./memoryPlan.js";
 import { hostOptimizerStates, offloads } from "./offload.js";
@@ -73,7 +73,8 @@ function fixed(name: string, category: PlannedTensor["category"], bytes: number)
 function stateTensors(group: StateGroup, kind: string, category: PlannedTensor["category"], bytesPerParameter: number, total: number, whole: boolean): PlannedTensor[] {
   const name = DOTTED.get(group.name, kind);
   if (!whole || group.tensors === undefined || group.tensors.length <= 1) return [fixed(name, category, total)];
-  return group.tensors.map((elements, i) => fixed(i === 0 ? name : DOTTED.get(name, i), category, elements * bytesPerParameter));
+  const names = NUMBERED.get(name, group.tensors.length);
+  return group.tensors.map((elements, i) => fixed(names[i]!, category, elements * bytesPerParameter));
 }
 
 /**
@@ -81,6 +82,8 @@ function stateTensors(group: StateGroup, kind: string, category: PlannedTensor["
  * (src/plan/nameTable.ts): a training plan names a state per parameter tensor, GPT-3's thousands.
  */
 const DOTTED = new NameTable<string, string | number>((a, b) => `${a}.${b}`);
+/** `<state>`, `<state>.1`, …: the per-tensor names of one state (stateTensors). */
+const NUMBERED = new NumberedNames();
 
 function shardsOf(setup: ResolvedSetup, group?: StateGroup): ReturnType<typeof zeroShards> {
   return setup.mode === "train" ? zeroShards(setup.zeroStage, group?.dataParallelRanks ?? setup.gpus) : { parameters: 1, gradients: 1, optimizerStates: 1 };

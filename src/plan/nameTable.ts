@@ -38,3 +38,29 @@ export class NameTable<First extends string | number, Second extends string | nu
     return name;
   }
 }
+
+/**
+ * Names `<base>`, `<base>.1`, `<base>.2`, … as one list per base: a group's states, one per
+ * parameter tensor, take the whole list in one lookup. A NameTable keyed by the number made two
+ * map lookups per tensor and an inner map per base (ResNet-152's plan: ~4 ms of a fresh process).
+ */
+export class NumberedNames {
+  private readonly lists = new Map<string, string[]>();
+  private size = 0;
+
+  /** The first `count` names of `base`'s list, made the first time (the list may hold more). */
+  get(base: string, count: number): readonly string[] {
+    let list = this.lists.get(base);
+    if (list === undefined) {
+      if (this.size >= NAMES_KEPT) {
+        this.lists.clear();
+        this.size = 0;
+      }
+      this.lists.set(base, (list = [base]));
+      this.size += 1;
+    }
+    this.size += Math.max(0, count - list.length);
+    for (let i = list.length; i < count; i++) list.push(`${base}.${i}`);
+    return list;
+  }
+}
