@@ -1,7 +1,7 @@
 // The budget and job options every evaluating command shares, as the library takes them.
 import { isTraced, type Planned } from "./workloadOptions.js";
 import { DEFAULT_RESERVE_PERCENT, formatBytes, type AllocatorKind, type BudgetLimits, type JobModelOptions } from "../index.js";
-import { DEFAULT_ALLOC_CONF, allocConfFromEnvironment, formatAllocConf, parseAllocConf } from "../fit/allocConf.js";
+import { DEFAULT_ALLOC_CONF, allocConfFromEnvironment, checkAllocConfWith, formatAllocConf, parseAllocConf } from "../fit/allocConf.js";
 
 export interface JobOptions {
   /** `--reserve SIZE|N%`, parsed. */
@@ -15,19 +15,16 @@ export interface JobOptions {
 
 /**
  * The PYTORCH_CUDA_ALLOC_CONF the job will run with: --alloc-conf, else this environment's
- * PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_ALLOC_CONF (the job inherits it: allocConfFromEnvironment), checked here so a bad value
- * is one line naming where it came from. Not for `--allocator raw` (no cache to configure).
+ * PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_ALLOC_CONF (the job inherits it: allocConfFromEnvironment), checked here (alone and
+ * with --allocator) so a bad value is one line naming where it came from. Not for `--allocator raw` (no cache to configure).
  */
 export function jobAllocConf(options: JobOptions, env: Readonly<Record<string, string | undefined>> = process.env): { text: string; from: string } | undefined {
   if (options.allocator === "raw") return undefined;
-  if (options.allocConf !== undefined) {
-    parseAllocConf(options.allocConf, "--alloc-conf");
-    return { text: options.allocConf, from: "--alloc-conf" };
-  }
-  const inherited = allocConfFromEnvironment(env);
-  if (inherited === undefined) return undefined;
-  parseAllocConf(inherited.text, inherited.variable);
-  return { text: inherited.text, from: inherited.variable };
+  const inherited = options.allocConf === undefined ? allocConfFromEnvironment(env) : undefined;
+  const given = options.allocConf !== undefined ? { text: options.allocConf, from: "--alloc-conf" } : inherited && { text: inherited.text, from: inherited.variable };
+  if (given === undefined) return undefined;
+  checkAllocConfWith(parseAllocConf(given.text, given.from), given.text, options.allocator === "expandable", given.from);
+  return given;
 }
 
 /**

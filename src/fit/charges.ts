@@ -1,6 +1,6 @@
 // What a target charges a plan for besides its tensors: the job's allocator and CUDA context, and the headroom.
 import { invalidArgument } from "../errors.js";
-import { allowedMemoryBytes, parseAllocConf } from "./allocConf.js";
+import { allowedMemoryBytes, checkAllocConfWith, parseAllocConf } from "./allocConf.js";
 import { ALLOCATOR_KINDS, DEFAULT_ALLOCATOR, type AllocatorKind, type AllocatorModel } from "./allocator.js";
 import type { BudgetLimits } from "./budget.js";
 import { jobContextBytes } from "./context.js";
@@ -37,16 +37,9 @@ export function jobModel(options: JobModelOptions, totalBytes?: number): Allocat
   if (options.allocConf === undefined || kind === "raw") return { kind, contextBytes };
   if (typeof options.allocConf !== "string") throw invalidArgument("allocConf", options.allocConf, "a PYTORCH_CUDA_ALLOC_CONF string");
   const conf = parseAllocConf(options.allocConf, "allocConf");
+  checkAllocConfWith(conf, options.allocConf, kind === "expandable", "allocConf");
   // `expandable` is PyTorch with expandable_segments:True; the configuration can ask for it too.
-  if (kind === "expandable" && /expandable_segments\s*:\s*False/.test(options.allocConf)) {
-    throw invalidArgument("allocConf", options.allocConf, "no expandable_segments:False with the expandable allocator");
-  }
   if (conf.expandableSegments) kind = "expandable";
-  // With expandable segments PyTorch tests the fraction against the segment size before it maps
-  // pages (alloc_block): not modelled by expandableSegments.ts, so refused rather than ignored.
-  if (kind === "expandable" && conf.perProcessMemoryFraction < 1) {
-    throw invalidArgument("allocConf", options.allocConf, "per_process_memory_fraction without expandable segments (the two together are not modelled)");
-  }
   const allowedBytes = allowedMemoryBytes(conf, totalBytes);
   return { kind, contextBytes, conf: kind === "expandable" ? { ...conf, expandableSegments: true } : conf, ...(allowedBytes !== Number.POSITIVE_INFINITY && { allowedBytes }) };
 }

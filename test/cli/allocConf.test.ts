@@ -26,6 +26,15 @@ describe("the allocator's configuration", () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr.trim().split("\n")).toEqual(['vramfit: PYTORCH_CUDA_ALLOC_CONF: expected max_split_size_mb as a whole number of MiB ≥ 20, got "max_split_size_mb:8"']);
   });
+
+  it("refuses a configuration that cannot go with the allocator asked for, naming the option or variable, not the library's name", async () => {
+    const fraction = await runCli(["batch", "--model", "resnet50", "--gpu", "A100-40GB", "--alloc-conf", "expandable_segments:True,per_process_memory_fraction:0.5"], NO_DRIVER);
+    expect(fraction.status).toBe(2);
+    expect(fraction.stderr.trim().split("\n")).toEqual(['vramfit: --alloc-conf: expected per_process_memory_fraction without expandable segments (the two together are not modelled), got "expandable_segments:True,per_process_memory_fraction:0.5"']);
+    const inherited = await runCli(["check", "--model", "resnet50", "--batch", "8", "--gpu", "A100-40GB", "--allocator", "expandable"], { ...NO_DRIVER, PYTORCH_CUDA_ALLOC_CONF: "expandable_segments:False" });
+    expect(inherited.status).toBe(2);
+    expect(inherited.stderr.trim().split("\n")).toEqual(['vramfit: PYTORCH_CUDA_ALLOC_CONF: expected no expandable_segments:False with the expandable allocator, got "expandable_segments:False"']);
+  });
 });
 
 describe("plan --events", () => {
