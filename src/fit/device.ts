@@ -86,8 +86,9 @@ export function deviceFits(addon: Addon, ordinal: number, plan: MemoryPlan, opti
     const raise = () => Atomics.store(cancel!, 0, 1);
     signal?.addEventListener("abort", raise, { once: true });
     try {
-      const steps = { ...native, ...(releases.length > 0 && { releases: [...releases] }), ...(pageBytes !== undefined && options.virtualMemory !== false && { pageBytes: [...pageBytes] }) };
-      result = await addon.probe(ordinal, [...sizes], cancel === undefined ? steps : { ...steps, cancel });
+      // Sizes as a Float64Array: the addon reads it in one pass (an array is one napi call per element).
+      const steps = { ...native, ...(releases.length > 0 && { releases: [...releases] }), ...(pageBytes !== undefined && options.virtualMemory !== false && { pageBytes: Float64Array.from(pageBytes) }) };
+      result = await addon.probe(ordinal, Float64Array.from(sizes), cancel === undefined ? steps : { ...steps, cancel });
     } catch (error) {
       if (signal?.aborted && (error as { code?: string }).code === "ERR_ABORTED") throw signal.reason;
       throw error;

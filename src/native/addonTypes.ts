@@ -94,7 +94,7 @@ export interface NativeProbeOptions {
    * (`cuMemAddressFree`). 0: `cuMemAlloc_v2`. Where the driver lacks the API, every allocation is a
    * `cuMemAlloc_v2` (`virtualMemory` false in the result). One entry per size, or none.
    */
-  pageBytes?: number[];
+  pageBytes?: number[] | Float64Array;
 }
 
 /**
@@ -229,7 +229,7 @@ export interface Addon {
    * `reserveBytes` and `limitBytes`, optionally touches them, reads free memory at the peak, frees
    * everything (also on every error and on cancel). Probes on one device are serialized.
    */
-  probe(ordinal: number, sizes: readonly number[], options: NativeProbeOptions): Promise<NativeProbeResult>;
+  probe(ordinal: number, sizes: readonly number[] | Float64Array, options: NativeProbeOptions): Promise<NativeProbeResult>;
   /**
    * Releases vramfit's retain of the device's primary context (`cuDevicePrimaryCtxRelease_v2`,
    * balancing the one `cuDevicePrimaryCtxRetain` that `memGetInfo`/`probe` made): the driver

@@ -201,6 +201,26 @@ describe("argument checks", () => {
     expect(error.message).toMatch(/^sizes\[\d\]: expected a non-negative integer number of bytes/);
   });
 
+  it.each([
+    ["a negative size", [-1]],
+    ["NaN", [G, Number.NaN]],
+    ["a fraction", [1.5]],
+    ["Infinity", [Number.POSITIVE_INFINITY]],
+    ["more than 2^53", [2 ** 54]],
+  ])("rejects %s in a Float64Array of sizes the same way", async (_, sizes) => {
+    const error = await rejection(addon.probe(0, Float64Array.from(sizes), { touch: false }));
+    expect(error.code).toBe("ERR_INVALID_ARGUMENT");
+    expect(error.message).toMatch(/^sizes\[\d\]: expected a non-negative integer number of bytes/);
+  });
+
+  it("answers a Float64Array of sizes as it answers the array (src/fit/device.ts passes one)", async () => {
+    const sizes = [100 * MiB, 200 * MiB, freeBytes, 4];
+    expect(await addon.probe(0, Float64Array.from(sizes), { touch: false })).toEqual(await addon.probe(0, sizes, { touch: false }));
+    expect(await addon.probe(0, Float64Array.from([100 * MiB, G + 1]), { touch: false, pageBytes: Float64Array.from([0, 0]) })).toEqual(
+      await addon.probe(0, [100 * MiB, G + 1], { touch: false, pageBytes: [0, 0] }),
+    );
+  });
+
   it("accepts 2^53 itself (and runs out of memory on it)", async () => {
     expect((await addon.probe(0, [2 ** 53], { touch: false })).failedIndex).toBe(0);
   });
