@@ -17,7 +17,8 @@ function random(seed: number): () => number {
 
 function randomPlan(seed: number): MemoryPlan {
   const next = random(seed);
-  const phases = 1 + Math.floor(next() * 60);
+  // Up to a few hundred phases: several of liveBytesExceed's blocks of 32.
+  const phases = 1 + Math.floor(next() * 200);
   const tensors: PlannedTensor[] = [];
   const count = 1 + Math.floor(next() * 80);
   for (let i = 0; i < count; i++) {
