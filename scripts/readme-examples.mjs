@@ -32,9 +32,16 @@ const simulated = {
   CUDASIM_CONTEXT_BYTES: "0",
 };
 
+// The examples' device locks in a folder of this run's own: in the shared default (/tmp/vramfit-UID)
+// another process probing a simulated GPU of the same UUID at the same moment (a test file beside,
+// a benchmark) made an example print "another vramfit process ... is probing this device" and read
+// as stale (the clean-clone run of 3a251c2, 03:36, beside scripts/bench.mjs's --device all runs).
+const lockDir = mkdtempSync(join(tmpdir(), "vramfit-doc-locks-"));
+process.on("exit", () => rmSync(lockDir, { recursive: true, force: true }));
+
 /** Runs `vramfit ARGS` and returns what a terminal shows: stdout and stderr, in that order. */
 function vramfit(args, env = { VRAMFIT_CUDA_LIBRARY: "libcuda.so.1" }) {
-  const run = spawnSync(process.execPath, ["bin/vramfit.js", ...args], { cwd: root, env: { PATH: process.env.PATH, ...env }, encoding: "utf8" });
+  const run = spawnSync(process.execPath, ["bin/vramfit.js", ...args], { cwd: root, env: { PATH: process.env.PATH, VRAMFIT_LOCK_DIR: lockDir, ...env }, encoding: "utf8" });
   return { text: `${run.stdout}${run.stderr}`.trimEnd(), status: run.status };
 }
 
@@ -138,7 +145,7 @@ function runConsoleBlock(commands) {
   writeFileSync(join(shim, "vramfit"), `#!/bin/sh\nexec "${process.execPath}" "${root}bin/vramfit.js" "$@"\n`, { mode: 0o755 });
   const marker = (k) => `@@vramfit-doc-output-${k}@@`;
   const script = commands.map((command, k) => `echo '${marker(k)}'\n{ ${command}\n} 2>&1`).join("\n");
-  const run = spawnSync("/bin/sh", ["-c", script], { cwd: root, env: { PATH: `${shim}:${process.env.PATH}`, HOME: process.env.HOME ?? "/" }, encoding: "utf8" });
+  const run = spawnSync("/bin/sh", ["-c", script], { cwd: root, env: { PATH: `${shim}:${process.env.PATH}`, HOME: process.env.HOME ?? "/", VRAMFIT_LOCK_DIR: lockDir }, encoding: "utf8" });
   rmSync(shim, { recursive: true, force: true });
   const outputs = run.stdout.split(/@@vramfit-doc-output-\d+@@\n/).slice(1);
   const lines = commands.flatMap((command, k) => [`$ ${command}`, ...(outputs[k] ?? "").trimEnd().split("\n").filter((line, n, all) => all.length > 1 || line !== "")]);

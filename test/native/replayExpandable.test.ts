@@ -48,8 +48,8 @@ describe("replayExpandable, natively", () => {
     expect(native.mapLog).toEqual([40 * MiB, 2 * MiB, 20 * MiB]);
     expect(native).toMatchObject({ fits: true, reservedPeakBytes: 62 * MiB, allocatedPeakBytes: 51 * MiB, cudaMallocs: 3, cudaFrees: 0, allocRetries: 0, failedAt: -1 });
     expect(native).toEqual(replayExpandable(step, Number.POSITIVE_INFINITY, CONFS[0], { segments: true, typescript: true }));
-    // A probe's steps: the three maps, none given back.
-    expect(expandableProbeSteps(step, Number.POSITIVE_INFINITY, CONFS[0])).toEqual({ sizes: [40 * MiB, 2 * MiB, 20 * MiB], releases: [], fits: true });
+    // A probe's steps: the three maps, none given back, each in its pool's pages (20 MiB large, 2 MiB small).
+    expect(expandableProbeSteps(step, Number.POSITIVE_INFINITY, CONFS[0])).toEqual({ sizes: [40 * MiB, 2 * MiB, 20 * MiB], releases: [], pageBytes: [20 * MiB, 2 * MiB, 20 * MiB], fits: true });
   });
 
   it.each(["resnet50", "bert-base", "gpt2"])("%s: the same figures and map log as the TypeScript replay, with no limit and under pressure", (name) => {

@@ -88,6 +88,7 @@ describe("a probe with a reserve, while another process allocates", () => {
       freeBytesAtPeak: RESERVE,
       minFreeBytes: RESERVE,
       headroomBytes: 0, // nothing above the reserve is left
+      virtualMemory: false, // plain cuMemAlloc_v2 blocks: no page size was given
     });
     expect(log.filter((change) => change.pid !== process.pid).map((change) => change.bytes)).toEqual([CONTEXT, 3.5 * GiB, 3.5 * GiB, CONTEXT]);
     // The witness: at no point, whoever allocated, was less than the reserve free.
@@ -110,6 +111,7 @@ describe("a probe with a reserve, while another process allocates", () => {
       freeBytesAtPeak: TOTAL - CONTEXT - 2 * GiB,
       minFreeBytes: 512 * MiB,
       headroomBytes: 512 * MiB, // with the crossing GiB given back: 1,536 MiB free, 512 above the reserve
+      virtualMemory: false,
     });
     const ours = log.filter((change) => change.pid === process.pid);
     const crossing = ours.findIndex((change) => change.freeAfter < RESERVE);
