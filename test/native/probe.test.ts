@@ -187,12 +187,17 @@ describe("limitBytes: the most the probe may allocate (--max-mem)", () => {
 });
 
 describe("argument checks", () => {
-  it.each([
+  /** Sizes that are numbers but not byte counts: refused in an array and in a Float64Array alike. */
+  const NOT_BYTE_COUNTS: [string, number[]][] = [
     ["a negative size", [-1]],
     ["NaN", [G, Number.NaN]],
     ["a fraction", [1.5]],
     ["Infinity", [Number.POSITIVE_INFINITY]],
     ["more than 2^53", [2 ** 54]],
+  ];
+
+  it.each([
+    ...NOT_BYTE_COUNTS,
     ["a string", ["1024"]],
     ["a hole", [G, , G]],
   ])("rejects %s in sizes with ERR_INVALID_ARGUMENT", async (_, sizes) => {
@@ -201,13 +206,7 @@ describe("argument checks", () => {
     expect(error.message).toMatch(/^sizes\[\d\]: expected a non-negative integer number of bytes/);
   });
 
-  it.each([
-    ["a negative size", [-1]],
-    ["NaN", [G, Number.NaN]],
-    ["a fraction", [1.5]],
-    ["Infinity", [Number.POSITIVE_INFINITY]],
-    ["more than 2^53", [2 ** 54]],
-  ])("rejects %s in a Float64Array of sizes the same way", async (_, sizes) => {
+  it.each(NOT_BYTE_COUNTS)("rejects %s in a Float64Array of sizes the same way", async (_, sizes) => {
     const error = await rejection(addon.probe(0, Float64Array.from(sizes), { touch: false }));
     expect(error.code).toBe("ERR_INVALID_ARGUMENT");
     expect(error.message).toMatch(/^sizes\[\d\]: expected a non-negative integer number of bytes/);
