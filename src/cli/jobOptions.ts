@@ -1,7 +1,7 @@
 // The budget and job options every evaluating command shares, as the library takes them.
 import { isTraced, type Planned } from "./workloadOptions.js";
 import { DEFAULT_RESERVE_PERCENT, formatBytes, type AllocatorKind, type BudgetLimits, type JobModelOptions } from "../index.js";
-import { DEFAULT_ALLOC_CONF, allocConfFromEnvironment, checkAllocConfWith, formatAllocConf, parseAllocConf } from "../fit/allocConf.js";
+import { DEFAULT_ALLOC_CONF, allocConfFromEnvironment, checkAllocConfWith, formatAllocConf, parseAllocConf, type AllocConf } from "../fit/allocConf.js";
 
 export interface JobOptions {
   /** `--reserve SIZE|N%`, parsed. */
@@ -16,15 +16,17 @@ export interface JobOptions {
 /**
  * The PYTORCH_CUDA_ALLOC_CONF the job will run with: --alloc-conf, else this environment's
  * PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_ALLOC_CONF (the job inherits it: allocConfFromEnvironment), checked here (alone and
- * with --allocator) so a bad value is one line naming where it came from. Not for `--allocator raw` (no cache to configure).
+ * with --allocator) so a bad value is one line naming where it came from; `parsed` is that one parse, for
+ * whoever needs the settings. Not for `--allocator raw` (no cache to configure).
  */
-export function jobAllocConf(options: JobOptions, env: Readonly<Record<string, string | undefined>> = process.env): { text: string; from: string } | undefined {
+export function jobAllocConf(options: JobOptions, env: Readonly<Record<string, string | undefined>> = process.env): { text: string; from: string; parsed: AllocConf } | undefined {
   if (options.allocator === "raw") return undefined;
   const inherited = options.allocConf === undefined ? allocConfFromEnvironment(env) : undefined;
   const given = options.allocConf !== undefined ? { text: options.allocConf, from: "--alloc-conf" } : inherited && { text: inherited.text, from: inherited.variable };
   if (given === undefined) return undefined;
-  checkAllocConfWith(parseAllocConf(given.text, given.from), given.text, options.allocator === "expandable", given.from);
-  return given;
+  const parsed = parseAllocConf(given.text, given.from);
+  checkAllocConfWith(parsed, given.text, options.allocator === "expandable", given.from);
+  return { ...given, parsed };
 }
 
 /**
@@ -35,7 +37,7 @@ export function allocConfLine(options: JobOptions, env: Readonly<Record<string, 
   const conf = jobAllocConf(options, env);
   const expandable = options.allocator === "expandable";
   if (conf === undefined && !expandable) return undefined;
-  const modelled = conf === undefined ? { ...DEFAULT_ALLOC_CONF } : parseAllocConf(conf.text, conf.from);
+  const modelled = { ...(conf === undefined ? DEFAULT_ALLOC_CONF : conf.parsed) };
   if (expandable) modelled.expandableSegments = true;
   const text = formatAllocConf(modelled);
   const from = [conf?.from, expandable ? "--allocator expandable" : undefined].filter((source) => source !== undefined).join(" and ");
