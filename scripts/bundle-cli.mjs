@@ -107,7 +107,12 @@ await bundle.close();
 // the sources are the readable form.
 const { code: compact, errors } = minifySync("vramfit.cjs", lazyBuiltins(output[0].code), { compress: false, mangle: false, codegen: { removeWhitespace: true } });
 if (errors.length > 0) throw new Error(`bundle-cli: ${errors[0].message}`);
-const code = asciiOnly(`${commanderNotice()}\n${compact}`);
+// Already wrapped as Node wraps a CommonJS module: bin/vramfit.js compiles the file as it is read.
+// Wrapping it there (module.wrap) made a second 520 KB string that V8 flattened while compiling,
+// which filled the young generation and cost a scavenge at every start (0.4-5 ms, with the 0.5 MB
+// string copied; docs/benchmarks.md, "Sixth round"). The file is a function expression, not a
+// module to require: bin/vramfit.js is its only reader.
+const code = asciiOnly(`(function (exports, require, module, __filename, __dirname) {${commanderNotice()}\n${compact}\n})`);
 // The first line names the content, so a code cache made from another build is never used for this one.
 const hash = createHash("sha256").update(code).digest("hex").slice(0, 16);
 writeFileSync(BUNDLE, `// vramfit-cli ${hash}\n${code}`);
