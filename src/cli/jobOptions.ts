@@ -25,7 +25,7 @@ export function jobAllocConf(options: JobOptions, env: Readonly<Record<string, s
   const given = options.allocConf !== undefined ? { text: options.allocConf, from: "--alloc-conf" } : inherited && { text: inherited.text, from: inherited.variable };
   if (given === undefined) return undefined;
   const parsed = parseAllocConf(given.text, given.from);
-  checkAllocConfWith(parsed, given.text, options.allocator === "expandable", given.from);
+  checkAllocConfWith(given.text, options.allocator === "expandable", given.from);
   return { ...given, parsed };
 }
 

@@ -215,16 +215,12 @@ export function allocConfFromEnvironment(env: Readonly<Record<string, string | u
 /**
  * Where a configuration cannot go with the allocator the job asked for, one line naming `option`
  * (the library's `allocConf`, or the CLI's `--alloc-conf` / the variable it came from):
- * expandable_segments:False with `expandable`, and a memory fraction with expandable segments (PyTorch
- * tests the fraction against the segment before it maps pages, alloc_block: expandableSegments.ts does
- * not model it, so refused rather than ignored).
+ * expandable_segments:False with `expandable`. (A memory fraction with expandable segments is
+ * modelled: expandableSegments.ts, alloc_block's test of the segment before pages are mapped.)
  */
-export function checkAllocConfWith(conf: AllocConf, text: string, expandableAllocator: boolean, option: string): void {
+export function checkAllocConfWith(text: string, expandableAllocator: boolean, option: string): void {
   if (expandableAllocator && /expandable_segments\s*:\s*False/.test(text)) {
     throw invalidArgument(option, text, "no expandable_segments:False with the expandable allocator");
-  }
-  if ((expandableAllocator || conf.expandableSegments) && conf.perProcessMemoryFraction < 1) {
-    throw invalidArgument(option, text, "per_process_memory_fraction without expandable segments (the two together are not modelled)");
   }
 }
 

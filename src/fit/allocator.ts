@@ -102,12 +102,13 @@ function stepsOf(plan: MemoryPlan, batch: number, kind: AllocatorKind, conf: All
   if (kind === "raw") return { sizes: rawAllocations(trace), releases: [], atCapacity: false };
   if (kind === "expandable" || conf.expandableSegments) {
     if (Number.isFinite(capacityBytes)) {
-      const { sizes, releases, pageBytes, fits } = expandableProbeSteps(trace, Math.max(0, capacityBytes), conf);
+      const { sizes, releases, pageBytes, fits } = expandableProbeSteps(trace, Math.max(0, capacityBytes), conf, { allowedBytes });
       if (fits) return { sizes, releases, pageBytes, atCapacity: true };
     }
-    // No limit: nothing is unmapped, so one allocation per map.
-    const { sizes, pageBytes } = expandableProbeSteps(trace, Number.POSITIVE_INFINITY, conf);
-    return { sizes, releases: [], pageBytes, atCapacity: false };
+    // No limit of the device's: without a fraction nothing is unmapped, so one allocation per map;
+    // under one, its own out-of-memory path may unmap (and where it stops the step, no device lets it).
+    const { sizes, releases, pageBytes, fits } = expandableProbeSteps(trace, Number.POSITIVE_INFINITY, conf, { allowedBytes });
+    return fits ? { sizes, releases, pageBytes, atCapacity: false } : { sizes: [], releases: [], atCapacity: false, refused: true };
   }
   if (Number.isFinite(capacityBytes)) {
     const replay = replayAtCapacity(trace, Math.max(0, capacityBytes), conf, { segments: true, allowedBytes });
@@ -182,7 +183,7 @@ export function replayStep(plan: MemoryPlan, batch: number, model: Pick<Allocato
   // The replays keep nothing of the trace: one bytes array per plan serves them all.
   const trace = replayTrace(plan, batch);
   const capacity = Math.max(0, capacityBytes);
-  const result = kind === "pytorch" ? replayAtCapacity(trace, capacity, conf, { allowedBytes }) : kind === "expandable" ? replayExpandable(trace, capacity, conf) : replayRaw(trace, capacity);
+  const result = kind === "pytorch" ? replayAtCapacity(trace, capacity, conf, { allowedBytes }) : kind === "expandable" ? replayExpandable(trace, capacity, conf, { allowedBytes }) : replayRaw(trace, capacity);
   if (cache.size >= REPLAYS_PER_PLAN) cache.clear();
   cache.set(key, result);
   return result;

@@ -37,7 +37,7 @@ export function jobModel(options: JobModelOptions, totalBytes?: number): Allocat
   if (options.allocConf === undefined || kind === "raw") return { kind, contextBytes };
   if (typeof options.allocConf !== "string") throw invalidArgument("allocConf", options.allocConf, "a PYTORCH_CUDA_ALLOC_CONF string");
   const conf = parseAllocConf(options.allocConf, "allocConf");
-  checkAllocConfWith(conf, options.allocConf, kind === "expandable", "allocConf");
+  checkAllocConfWith(options.allocConf, kind === "expandable", "allocConf");
   // `expandable` is PyTorch with expandable_segments:True; the configuration can ask for it too.
   if (conf.expandableSegments) kind = "expandable";
   const allowedBytes = allowedMemoryBytes(conf, totalBytes);

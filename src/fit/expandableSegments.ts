@@ -29,6 +29,20 @@
 //   as later sources do ("if (!(*cur)->expandable_segment_) release_block"), and its libc10_cuda.so
 //   unmaps and retries instead (test/unit/expandableSegments.test.ts's max_split_size_mb case,
 //   replayed through it).
+// - per_process_memory_fraction (set_fraction): alloc_block tests `total_allocated_memory +
+//   p.alloc_size > allowed_memory_maximum` before it tries try_allocate_expandable_block, and
+//   refuses as a failed cudaMalloc (then the out-of-memory path above). p.alloc_size is
+//   get_allocation_size's segment, as without expandable segments (2 MiB, large_segment_size_mb
+//   for 1–10 MiB, else the request rounded to 2 MiB), not the pages the map would add; map_block and
+//   unmap_block move total_allocated_memory by the pages. So a map may still take the reserved
+//   bytes past the cap (a 30 MiB request maps two 20 MiB pages where the test counted 30 MiB), and a
+//   request that lacks only part of a page, beside a free block, is tested with its whole segment.
+//   garbage_collect_cached_blocks (the threshold under a fraction) frees only large-pool blocks that
+//   are whole segments (!is_split()); a block of an expandable segment always has the unmapped rest
+//   of its 1 1/8-device range beside it, so the collection frees nothing here.
+//   (CUDACachingAllocator.cpp at the commit above: alloc_block, map_block, unmap_block,
+//   garbage_collect_cached_blocks; checked against torch 2.14.1 by
+//   test/reference/allocConfGenuine.test.ts.)
 // Reserved memory (`reserved_bytes`) is the mapped pages of both pools; a step fits a capacity when
 // every map it makes fits beside what is mapped then.
 //
@@ -36,7 +50,7 @@
 // which needs its address space (1 1/8 of the device) used up by unmapped gaps; the emulation
 // gives the segment 2^50 B of address space instead (ties between free blocks compare sizes that
 // include the unmapped block after them, so only the order of those sizes matters).
-import { K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, asTrace, nativeAnswer, replayResult, roundSize, type AllocationStep, type ReplayResult } from "./cachingAllocator.js";
+import { K_MIN_BLOCK_SIZE, K_SMALL_BUFFER, K_SMALL_SIZE, asTrace, nativeAnswer, replayResult, roundSize, segmentSize, type AllocationStep, type ReplayResult } from "./cachingAllocator.js";
 import { nativeExpandableReplay } from "../native/binding.js";
 import { DEFAULT_ALLOC_CONF, type AllocConf } from "./allocConf.js";
 
@@ -220,14 +234,17 @@ export interface ExpandableReplayResult extends ReplayResult {
 
 /**
  * Replays a step's allocations and frees through expandable segments on a device that has
- * `capacityBytes` for the job's pages (Infinity: no limit). `cudaMallocs` counts maps
- * (`num_device_alloc`), `cudaFrees` unmaps (`num_device_free`).
+ * `capacityBytes` for the job's pages (Infinity: no limit), under PyTorch's allowed_memory_maximum
+ * `allowedBytes` where the configuration sets a fraction (allowedMemoryBytes; Infinity: none).
+ * `cudaMallocs` counts maps (`num_device_alloc`), `cudaFrees` unmaps (`num_device_free`).
  */
-export function replayExpandable(step: AllocationStep, capacityBytes = Number.POSITIVE_INFINITY, conf: AllocConf = DEFAULT_ALLOC_CONF, options: { segments?: boolean; typescript?: boolean } = {}): ExpandableReplayResult {
+export function replayExpandable(step: AllocationStep, capacityBytes = Number.POSITIVE_INFINITY, conf: AllocConf = DEFAULT_ALLOC_CONF, options: { segments?: boolean; typescript?: boolean; allowedBytes?: number } = {}): ExpandableReplayResult {
   // The addon's replay (native/addon/expandable_replay.h), same rules: this one's objects per block
-  // took ~40 ms on a fresh process's first call. `typescript`: this one, for tests to compare.
-  const native = options.typescript === true ? undefined : nativeExpandableReplay();
-  if (native === undefined) return replay(step, capacityBytes, conf, options.segments ? [] : undefined);
+  // took ~40 ms on a fresh process's first call. `typescript`: this one, for tests to compare. The
+  // addon knows no memory fraction: those replays stay here (as replayAtCapacity's do).
+  const allowed = options.allowedBytes ?? Number.POSITIVE_INFINITY;
+  const native = options.typescript === true || allowed !== Number.POSITIVE_INFINITY ? undefined : nativeExpandableReplay();
+  if (native === undefined) return replay(step, capacityBytes, conf, allowed, options.segments ? [] : undefined);
   const { segmentLog, ...figures } = nativeAnswer(native, asTrace(step), capacityBytes, conf, options.segments === true);
   return segmentLog === undefined ? figures : { ...figures, mapLog: segmentLog };
 }
@@ -242,13 +259,14 @@ export function replayExpandable(step: AllocationStep, capacityBytes = Number.PO
  * PyTorch does (ExpandableSegment::map), one cuMemCreate per page mapped into a reserved range, or
  * with one cuMemAlloc where the driver lacks that API or the caller asks (virtualMemory: false).
  */
-export function expandableProbeSteps(step: AllocationStep, capacityBytes: number, conf: AllocConf = DEFAULT_ALLOC_CONF, options: { typescript?: boolean } = {}): { sizes: number[]; releases: number[]; pageBytes: number[]; fits: boolean } {
+export function expandableProbeSteps(step: AllocationStep, capacityBytes: number, conf: AllocConf = DEFAULT_ALLOC_CONF, options: { typescript?: boolean; allowedBytes?: number } = {}): { sizes: number[]; releases: number[]; pageBytes: number[]; fits: boolean } {
   const pages: number[] = [];
   const releases: number[] = [];
   const mapStarts: number[] = [];
-  const native = options.typescript === true ? undefined : nativeExpandableReplay();
+  const allowed = options.allowedBytes ?? Number.POSITIVE_INFINITY;
+  const native = options.typescript === true || allowed !== Number.POSITIVE_INFINITY ? undefined : nativeExpandableReplay();
   let fits: boolean;
-  if (native === undefined) fits = replay(step, capacityBytes, conf, undefined, pages, releases, mapStarts).fits;
+  if (native === undefined) fits = replay(step, capacityBytes, conf, allowed, undefined, pages, releases, mapStarts).fits;
   else {
     // The addon's page log (expandable_replay.h): 0 where a map begins, +bytes a page mapped, -(k + 1) page k unmapped.
     const answer = nativeAnswer(native, asTrace(step), capacityBytes, conf, "pages");
@@ -300,10 +318,11 @@ function pageRuns(pages: readonly number[], releases: readonly number[], mapStar
 }
 
 /**
- * The replay; `log` collects map/unmap bytes, `pages` the size of every page mapped and
- * `releases` (with `pages`) the (before, which) pairs of the pages unmapped.
+ * The replay; `allowedBytes` PyTorch's allowed_memory_maximum (Infinity: no fraction), `log`
+ * collects map/unmap bytes, `pages` the size of every page mapped and `releases` (with `pages`)
+ * the (before, which) pairs of the pages unmapped.
  */
-function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, log: number[] | undefined, pages?: number[], releases?: number[], mapStarts?: number[]): ExpandableReplayResult {
+function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, allowedBytes: number, log: number[] | undefined, pages?: number[], releases?: number[], mapStarts?: number[]): ExpandableReplayResult {
   const { order, bytes } = asTrace(step);
   const { maxSplitSizeBytes: maxSplit, maxNonSplitRoundingBytes: maxRounding, roundupPower2Divisions: divisions } = conf;
   const small = new Pool(K_SMALL_BUFFER);
@@ -380,6 +399,10 @@ function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, lo
     return candidate;
   };
 
+  /** alloc_block: under a fraction, refused (as a failed map) where the request's segment would take the mapped bytes past the cap; else try_allocate_expandable_block. */
+  const allocBlock = (pool: Pool, size: number): Block | undefined =>
+    allowedBytes !== Number.POSITIVE_INFINITY && reserved + segmentSize(size, conf.largeSegmentSizeBytes) > allowedBytes ? undefined : allocateExpandable(pool, size);
+
   /** unmap_block: gives back the whole pages inside a cached free block. */
   const unmapBlock = (pool: Pool, block: Block): void => {
     const first = pool.pageUp(block.address);
@@ -435,12 +458,12 @@ function replay(step: AllocationStep, capacityBytes: number, conf: AllocConf, lo
     if (bytes[code]! <= 0) continue;
     const size = roundSize(bytes[code]!, divisions);
     const pool = size <= K_SMALL_SIZE ? small : large;
-    let block = freeBlock(pool, size) ?? allocateExpandable(pool, size);
+    let block = freeBlock(pool, size) ?? allocBlock(pool, size);
     if (block === undefined) {
       // release_available_cached_blocks releases no expandable block: straight to release_cached_blocks.
       releaseCached();
       retries += 1;
-      block = allocateExpandable(pool, size);
+      block = allocBlock(pool, size);
     }
     if (block === undefined) {
       failedAt = k;

@@ -27,10 +27,20 @@ describe("the allocator's configuration", () => {
     expect(bad.stderr.trim().split("\n")).toEqual(['vramfit: PYTORCH_CUDA_ALLOC_CONF: expected max_split_size_mb as a whole number of MiB ≥ 20, got "max_split_size_mb:8"']);
   });
 
+  it("answers expandable segments under a memory fraction below the answer without it, and says it modelled both", async () => {
+    const whole = await runJson(["batch", "--model", "resnet50", "--gpu", "A100-40GB", "--allocator", "expandable"]);
+    const capped = await runJson(["batch", "--model", "resnet50", "--gpu", "A100-40GB", "--alloc-conf", "expandable_segments:True,per_process_memory_fraction:0.5"]);
+    expect(capped.json).toMatchObject({ allocator: "expandable", allocConf: "expandable_segments:True,per_process_memory_fraction:0.5" });
+    const [wholeBatch, cappedBatch] = [whole.json.batchSize as number, capped.json.batchSize as number];
+    // Half the device for the allocator: well under the whole device's answer, and not nothing.
+    expect(cappedBatch).toBeLessThan(0.6 * wholeBatch);
+    expect(cappedBatch).toBeGreaterThan(0.4 * wholeBatch);
+    const text = await runCli(["batch", "--model", "resnet50", "--gpu", "A100-40GB", "--allocator", "expandable"], { ...NO_DRIVER, PYTORCH_CUDA_ALLOC_CONF: "per_process_memory_fraction:0.5" });
+    expect(text.status).toBe(0);
+    expect(text.stdout).toContain("allocator PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,per_process_memory_fraction:0.5, from PYTORCH_CUDA_ALLOC_CONF and --allocator expandable\n");
+  });
+
   it("refuses a configuration that cannot go with the allocator asked for, naming the option or variable, not the library's name", async () => {
-    const fraction = await runCli(["batch", "--model", "resnet50", "--gpu", "A100-40GB", "--alloc-conf", "expandable_segments:True,per_process_memory_fraction:0.5"], NO_DRIVER);
-    expect(fraction.status).toBe(2);
-    expect(fraction.stderr.trim().split("\n")).toEqual(['vramfit: --alloc-conf: expected per_process_memory_fraction without expandable segments (the two together are not modelled), got "expandable_segments:True,per_process_memory_fraction:0.5"']);
     const inherited = await runCli(["check", "--model", "resnet50", "--batch", "8", "--gpu", "A100-40GB", "--allocator", "expandable"], { ...NO_DRIVER, PYTORCH_CUDA_ALLOC_CONF: "expandable_segments:False" });
     expect(inherited.status).toBe(2);
     expect(inherited.stderr.trim().split("\n")).toEqual(['vramfit: PYTORCH_CUDA_ALLOC_CONF: expected no expandable_segments:False with the expandable allocator, got "expandable_segments:False"']);

@@ -61,4 +61,19 @@ describe("expandable segments on the simulated driver, page by page through its 
     expect(refused.batchSize).toBe(0);
     expect((await memGetInfo(0)).freeBytes).toBe(TOTAL);
   }, 60_000);
+
+  it.each(["resnet50", "bert-base"])("%s: under per_process_memory_fraction too, the device answer is the analytic one, below the answer without the fraction", async (name) => {
+    // The fraction is PyTorch's test before it maps (alloc_block), so the probe maps the pages of the
+    // replay under it; the pages may pass the cap by less than one page (map_block maps whole pages).
+    const plan = presetPlan(name);
+    const options = { device: 0, reserveBytes: 0, jobContextBytes: 0, lock: false, keepWarm: true } as const;
+    const without = await findMaxBatch(plan, { ...options, allocConf: "expandable_segments:True" });
+    const allocConf = "expandable_segments:True,per_process_memory_fraction:0.3";
+    const device = await findMaxBatch(plan, { ...options, allocConf });
+    const analytic = await analyticMaxBatch(plan, device.budgetBytes, jobModel({ allocConf, jobContextBytes: 0 }, TOTAL));
+    expect({ source: device.source, allocConf: device.allocConf, batch: device.batchSize }).toEqual({ source: "device", allocConf, batch: analytic.batchSize });
+    expect(device.batchSize).toBeLessThan(without.batchSize);
+    expect(device.bytesAtBatch).toBeLessThan(Math.floor(0.3 * TOTAL) + 20 * 2 ** 20);
+    expect((await memGetInfo(0)).freeBytes).toBe(TOTAL);
+  }, 60_000);
 });

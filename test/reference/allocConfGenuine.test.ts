@@ -1,11 +1,12 @@
 // torch 2.14.1's keys beyond the four the big comparison covers (genuineAllocator.test.ts), against PyTorch's genuine allocator:
 // per_process_memory_fraction (the cap ⌊fraction × the device's total⌋), the garbage collection it
-// enables (garbage_collection_threshold), large_segment_size_mb, and which environment variable a
+// enables (garbage_collection_threshold), large_segment_size_mb, the fraction with expandable
+// segments (alloc_block tests the segment before pages are mapped), and which environment variable a
 // job reads. For a few presets, on a simulated device sized to each (the fraction is of its total):
 //  1. at two batches, with the whole device, the same cudaMalloc/cudaFree sequence, peaks and retries;
 //  2. at three capacities, the same largest batch (vramfit's analytic answer, and the largest the
 //     genuine allocator replays, searched from it with vramfit's own search as there).
-// Kept small (CI's time): three presets, three configurations, one harness process per pair.
+// Kept small (CI's time): three presets, six configurations, one harness process per pair.
 // VRAMFIT_ALLOC_CONF_REPORT=FILE writes the figures as the table docs/validation.md shows.
 import { writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +14,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { allocConfFromEnvironment, allowedMemoryBytes, parseAllocConf } from "../../src/fit/allocConf.js";
 import { analyticMaxBatch } from "../../src/fit/analytic.js";
 import { replayAtCapacity } from "../../src/fit/cachingAllocator.js";
+import { replayExpandable } from "../../src/fit/expandableSegments.js";
 import { searchMaxBatch } from "../../src/fit/search.js";
 import { allocationTrace } from "../../src/step/allocationTrace.js";
 import { eventsLog, presetPlan } from "./emulation.js";
@@ -23,12 +25,17 @@ const PRESETS = ["resnet18", "gpt2", "bert-base"];
 /**
  * A fraction with a collection that starts at half of it; one with a late collection and
  * max_split_size_mb (release_available_cached_blocks on the way); a fraction alone, with a larger
- * segment for 1–10 MiB requests.
+ * segment for 1–10 MiB requests. Then the fraction with expandable segments: alone; with a
+ * collection (which frees no expandable block) and 32 MiB segments and pages (the segment size the
+ * fraction is tested with differs from the pages mapped); with max_split_size_mb.
  */
 const CONFIGS = [
   "per_process_memory_fraction:0.5,garbage_collection_threshold:0.5",
   "per_process_memory_fraction:0.7,garbage_collection_threshold:0.8,max_split_size_mb:64",
   "per_process_memory_fraction:0.6,large_segment_size_mb:32",
+  "expandable_segments:True,per_process_memory_fraction:0.5",
+  "expandable_segments:True,per_process_memory_fraction:0.7,garbage_collection_threshold:0.5,large_segment_size_mb:32",
+  "expandable_segments:True,per_process_memory_fraction:0.6,max_split_size_mb:64",
 ];
 const BATCHES = [8, 24];
 /** Each device's total: what the emulation reserves with no limit at this batch under PyTorch's defaults, so every fraction binds near the batches compared. */
@@ -43,11 +50,21 @@ if (skipReason !== undefined) console.log(`allocator configuration reference ski
 /** What a replay did, in the harness's terms (cudaFree by the size of the segment it gives back). */
 type Calls = Omit<GenuineReplay, "numOoms">;
 
-/** The emulation's replay of a preset's step at a capacity under a configuration on a device of `deviceBytes`; `collect: false` drops the threshold (for the check that it matters). */
-function emulated(name: string, batch: number, capacityBytes: number, conf: string, deviceBytes: number, collect = true): Calls {
+/**
+ * The emulation's replay of a preset's step at a capacity under a configuration on a device of
+ * `deviceBytes`; `collect: false` drops the threshold, `fraction: false` the fraction's cap (for
+ * the checks that they matter). With expandable segments the calls are maps and unmaps, by size.
+ */
+function emulated(name: string, batch: number, capacityBytes: number, conf: string, deviceBytes: number, { collect = true, fraction = true } = {}): Calls {
   const parsed = parseAllocConf(conf);
   const modelled = collect ? parsed : { ...parsed, garbageCollectionThreshold: 0 };
-  const replay = replayAtCapacity(allocationTrace(presetPlan(name), batch), capacityBytes, modelled, { segments: true, allowedBytes: allowedMemoryBytes(parsed, deviceBytes) });
+  const allowedBytes = fraction ? allowedMemoryBytes(parsed, deviceBytes) : Number.POSITIVE_INFINITY;
+  const trace = allocationTrace(presetPlan(name), batch);
+  if (parsed.expandableSegments) {
+    const replay = replayExpandable(trace, capacityBytes, modelled, { segments: true, allowedBytes });
+    return { fits: replay.fits, failedAt: replay.failedAt, deviceCalls: replay.mapLog!, peakAllocatedBytes: replay.allocatedPeakBytes, peakReservedBytes: replay.reservedPeakBytes, numAllocRetries: replay.allocRetries };
+  }
+  const replay = replayAtCapacity(trace, capacityBytes, modelled, { segments: true, allowedBytes });
   // A replay that ran out ends its log with the cudaMalloc that failed; the genuine allocator's trace has no entry for it.
   const log = replay.fits ? replay.segmentLog! : replay.segmentLog!.slice(0, -1);
   const mallocs = log.filter((entry) => entry > 0);
@@ -65,7 +82,7 @@ interface Row {
   name: string;
   conf: string;
   deviceBytes: number;
-  sequences: { batch: number; genuine: GenuineReplay; emulated: Calls; withoutCollection: Calls }[];
+  sequences: { batch: number; genuine: GenuineReplay; emulated: Calls; withoutCollection: Calls; withoutFraction: Calls }[];
   largest: { capacityBytes: number; vramfit: number; genuine: number }[];
 }
 
@@ -73,8 +90,10 @@ describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garba
   const rows: Row[] = [];
   const fromEnvironment: { env: Record<string, string>; genuine: number[]; emulated: number[] }[] = [];
 
+  let binary = "";
+
   beforeAll(async () => {
-    const binary = buildHarness(wheel as TorchWheel, cudaInclude!);
+    binary = buildHarness(wheel as TorchWheel, cudaInclude!);
     const start = (conf: string | undefined, options: HarnessOptions) => new GenuineAllocator(binary, wheel as TorchWheel, conf, options);
     for (const name of PRESETS) {
       const plan = presetPlan(name);
@@ -87,13 +106,17 @@ describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garba
         try {
           const row: Row = { name, conf, deviceBytes, sequences: [], largest: [] };
           for (const batch of BATCHES) {
-            row.sequences.push({ batch, genuine: await allocator.replay(log(batch), 0), emulated: emulated(name, batch, deviceBytes, conf, deviceBytes), withoutCollection: emulated(name, batch, deviceBytes, conf, deviceBytes, false) });
+            row.sequences.push({
+              batch, genuine: await allocator.replay(log(batch), 0), emulated: emulated(name, batch, deviceBytes, conf, deviceBytes),
+              withoutCollection: emulated(name, batch, deviceBytes, conf, deviceBytes, { collect: false }), withoutFraction: emulated(name, batch, deviceBytes, conf, deviceBytes, { fraction: false }),
+            });
           }
           // The whole device (the fraction decides), and two capacities below the fraction's cap
           // (the device decides, the collection still runs against the cap).
           const allowed = allowedMemoryBytes(parseAllocConf(conf), deviceBytes);
           for (const capacityBytes of [deviceBytes, Math.floor((0.85 * allowed) / (2 * MiB)) * 2 * MiB, Math.floor((0.6 * allowed) / (2 * MiB)) * 2 * MiB]) {
-            const vramfit = (await analyticMaxBatch(plan, capacityBytes, { kind: "pytorch", contextBytes: 0, conf: parseAllocConf(conf), allowedBytes: allowed })).batchSize;
+            const parsed = parseAllocConf(conf);
+            const vramfit = (await analyticMaxBatch(plan, capacityBytes, { kind: parsed.expandableSegments ? "expandable" : "pytorch", contextBytes: 0, conf: parsed, allowedBytes: allowed })).batchSize;
             const genuine = await searchMaxBatch(async (b) => (await allocator.replay(log(b), capacityBytes)).fits, { seed: vramfit });
             row.largest.push({ capacityBytes, vramfit, genuine: genuine.batchSize });
           }
@@ -136,6 +159,15 @@ describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garba
     expect(collected.some(({ genuine, withoutCollection }) => !sameCalls(genuine.deviceCalls, withoutCollection.deviceCalls))).toBe(true);
   });
 
+  it("with expandable segments the fraction is what the sequences hang on: without its test the emulation maps past the cap where the genuine allocator stops", () => {
+    const expandable = rows.filter((row) => parseAllocConf(row.conf).expandableSegments).flatMap((row) => row.sequences);
+    expect(expandable).toHaveLength(PRESETS.length * 3 * BATCHES.length);
+    const differing = expandable.filter(({ genuine, withoutFraction }) => !(genuine.fits === withoutFraction.fits && sameCalls(genuine.deviceCalls, withoutFraction.deviceCalls)));
+    expect(differing.length).toBeGreaterThan(0);
+    // Where the genuine allocator ran out, it ran out under its own cap: the device (its whole total) had room.
+    expect(expandable.some(({ genuine, withoutFraction }) => !genuine.fits && withoutFraction.fits)).toBe(true);
+  });
+
   it("at three capacities, the same largest batch", () => {
     const disagreements = rows.flatMap((row) => row.largest
       .filter((entry) => entry.vramfit !== entry.genuine)
@@ -145,11 +177,43 @@ describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garba
     expect(rows.some((row) => row.largest[0]!.genuine < DEVICE_BATCH)).toBe(true);
   });
 
+  it("with expandable segments the fraction's edges, worked by hand, are the genuine allocator's and the emulation's", async () => {
+    const answers = await Promise.all(EDGES.map(async (edge) => {
+      const allocator = new GenuineAllocator(binary, wheel as TorchWheel, edge.conf, { deviceBytes: edge.totalMiB * MiB });
+      try {
+        const log = edge.requestsMiB.map((mib, k) => `a ${k + 1} ${mib * MiB}\n`).join("");
+        const genuine = await allocator.replay(log, 0);
+        const parsed = parseAllocConf(edge.conf);
+        const emulation = replayExpandable(edge.requestsMiB.map((mib, k) => ({ kind: "alloc" as const, tensor: k + 1, bytes: mib * MiB })), Number.POSITIVE_INFINITY, parsed, { segments: true, allowedBytes: allowedMemoryBytes(parsed, edge.totalMiB * MiB) });
+        return { why: edge.why, expected: [edge.fits, edge.mapsMiB], genuine: [genuine.fits, genuine.deviceCalls.map((bytes) => bytes / MiB)], emulation: [emulation.fits, emulation.mapLog!.map((bytes) => bytes / MiB)] };
+      } finally {
+        allocator.close();
+      }
+    }));
+    for (const answer of answers) {
+      expect(answer.genuine, answer.why).toEqual(answer.expected);
+      expect(answer.emulation, answer.why).toEqual(answer.genuine);
+    }
+  });
+
   it("reads PYTORCH_CUDA_ALLOC_CONF over PYTORCH_ALLOC_CONF as the genuine allocator does", () => {
     expect(fromEnvironment.map((entry) => entry.genuine)).toEqual([[40 * MiB], [20 * MiB], [20 * MiB]]);
     for (const entry of fromEnvironment) expect(entry.emulated, JSON.stringify(entry.env)).toEqual(entry.genuine);
   });
 });
+
+/**
+ * The fraction's test with expandable segments at its edges, worked by hand from alloc_block and
+ * map_block (CUDACachingAllocator.cpp, see src/fit/expandableSegments.ts): the request's segment
+ * (get_allocation_size), not the pages it maps, is added to what is mapped and compared with
+ * ⌊fraction × total⌋ by `>`. Sizes in MiB; large pages 20 MiB (32 with large_segment_size_mb:32).
+ */
+const EDGES: { why: string; totalMiB: number; conf: string; requestsMiB: number[]; fits: boolean; mapsMiB: number[] }[] = [
+  { why: "exactly at the cap of 500 is allowed (460 + 40, not >)", totalMiB: 1000, conf: "expandable_segments:True,per_process_memory_fraction:0.5", requestsMiB: [460, 40], fits: true, mapsMiB: [460, 40] },
+  { why: "470 maps 480; 30 more is tested as 480 + 30 > 500, though 20 more MiB of pages would do", totalMiB: 1000, conf: "expandable_segments:True,per_process_memory_fraction:0.5", requestsMiB: [470, 30], fits: false, mapsMiB: [480] },
+  { why: "480 + 24 ≤ 505 passes the test, then two pages take the mapped bytes to 520, past the cap", totalMiB: 1010, conf: "expandable_segments:True,per_process_memory_fraction:0.5", requestsMiB: [480, 24], fits: true, mapsMiB: [480, 40] },
+  { why: "a 3 MiB request's segment is large_segment_size_mb: 480 + 32 > 505 (with 20 it would pass)", totalMiB: 1010, conf: "expandable_segments:True,per_process_memory_fraction:0.5,large_segment_size_mb:32", requestsMiB: [480, 3], fits: false, mapsMiB: [480] },
+];
 
 function sameCalls(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((bytes, k) => bytes === b[k]);

@@ -72,7 +72,9 @@ describe("parseAllocConf", () => {
     expect(jobModel({ allocConf: "per_process_memory_fraction:0.3" }, total).allowedBytes).toBe(Math.floor(0.3 * total));
     expect(jobModel({ allocConf: "per_process_memory_fraction:1" }, total).allowedBytes).toBeUndefined();
     expect(jobModel({ allocConf: "max_split_size_mb:64" }, total).allowedBytes).toBeUndefined();
-    expect(() => jobModel({ allocConf: "expandable_segments:True,per_process_memory_fraction:0.5" }, total)).toThrow(/^allocConf: expected per_process_memory_fraction without expandable segments/);
+    // With expandable segments too (alloc_block tests the fraction before it maps pages: expandableSegments.ts).
+    expect(jobModel({ allocConf: "expandable_segments:True,per_process_memory_fraction:0.5" }, total)).toMatchObject({ kind: "expandable", allowedBytes: Math.floor(0.5 * total) });
+    expect(jobModel({ allocator: "expandable", allocConf: "per_process_memory_fraction:0.5" }, total)).toMatchObject({ kind: "expandable", allowedBytes: Math.floor(0.5 * total) });
   });
 
   it("models expandable_segments:True as the expandable allocator; raw takes no configuration", () => {
