@@ -42,7 +42,10 @@
 //   of its 1 1/8-device range beside it, so the collection frees nothing here.
 //   (CUDACachingAllocator.cpp at the commit above: alloc_block, map_block, unmap_block,
 //   garbage_collect_cached_blocks; checked against torch 2.14.1 by
-//   test/reference/allocConfGenuine.test.ts.)
+//   test/reference/allocConfGenuine.test.ts. The copy read had no line numbers; in torch 2.14.1's
+//   own file, as its libc10_cuda.so's assertion messages place them (`strings libc10_cuda.so`),
+//   map_block's first assertion is line 3397, try_allocate_expandable_block's `candidate->mapped`
+//   3484, and alloc_block's closing `p.block != nullptr` 3986, after the fraction's test.)
 // Reserved memory (`reserved_bytes`) is the mapped pages of both pools; a step fits a capacity when
 // every map it makes fits beside what is mapped then.
 //
