@@ -22,9 +22,11 @@ export function validateAdviceRequest(value: unknown): void {
   bytes("request.target.budgetBytes", target.budgetBytes);
   bytes("request.target.totalBytes", target.totalBytes);
   const allocator = object("request.target.allocator", target.allocator);
-  rejectUnknown("request.target.allocator", allocator, ["kind", "contextBytes"]);
+  // An AllocatorModel, as jobModel makes it: a PYTORCH_CUDA_ALLOC_CONF's settings and a fraction's cap too.
+  rejectUnknown("request.target.allocator", allocator, ["kind", "contextBytes", "conf", "allowedBytes"]);
   oneOf("request.target.allocator.kind", allocator.kind, ALLOCATOR_KINDS);
   bytes("request.target.allocator.contextBytes", allocator.contextBytes);
+  optionalFields("request.target.allocator", allocator, { conf: (l, v) => void object(l, v), allowedBytes: (l, v) => void bytes(l, v) });
   optionalFields("request.target", target, { maxBatch: (l, v) => void integer(l, v, 1, Number.MAX_SAFE_INTEGER), id: string, measure: fn });
   if (request.limits !== undefined) {
     const limits = object("request.limits", request.limits);

@@ -40,6 +40,17 @@ describe("the allocator's configuration", () => {
     expect(text.stdout).toContain("allocator PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,per_process_memory_fraction:0.5, from PYTORCH_CUDA_ALLOC_CONF and --allocator expandable\n");
   });
 
+  it("advises a check that does not fit under a configuration from the batch that configuration reaches (advice took no allocator settings: exit 2)", async () => {
+    const conf = "expandable_segments:True,per_process_memory_fraction:0.5";
+    const batch = await runJson(["batch", "--model", "resnet50", "--gpu", "A100-40GB", "--alloc-conf", conf]);
+    const check = await runJson<{ fits: boolean; allocConf: string; advice: { kind: string; fromBatchSize: number; batchSize: number }[] }>(["check", "--model", "resnet50", "--batch", "600", "--gpu", "A100-40GB", "--alloc-conf", conf]);
+    expect(check.status, check.stderr).toBe(1);
+    expect(check.json).toMatchObject({ fits: false, allocConf: conf });
+    const checkpointing = check.json.advice.find((advice) => advice.kind === "checkpointing")!;
+    expect(checkpointing.fromBatchSize).toBe(batch.json.batchSize);
+    expect(checkpointing.batchSize).toBeGreaterThan(600);
+  });
+
   it("refuses a configuration that cannot go with the allocator asked for, naming the option or variable, not the library's name", async () => {
     const inherited = await runCli(["check", "--model", "resnet50", "--batch", "8", "--gpu", "A100-40GB", "--allocator", "expandable"], { ...NO_DRIVER, PYTORCH_CUDA_ALLOC_CONF: "expandable_segments:False" });
     expect(inherited.status).toBe(2);
