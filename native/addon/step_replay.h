@@ -137,7 +137,7 @@ class StepReplay {
     nextAddress_ += segmentBytes;
     mallocs += 1;
     reserved_ += segmentBytes;
-    if (reserved_ > reservedPeak) reservedPeak = reserved_;
+    reservedPeak = std::max(reservedPeak, reserved_);
     return id;
   }
 
@@ -188,7 +188,7 @@ class StepReplay {
   void Free(int32_t id) {
     Block* const blocks = blocks_;
     Block& b = blocks[id];
-    FreePool<Block>& pool = b.small ? small_ : large_;
+    FreePool<Block>& pool = *Pick(b.small != 0, &small_, &large_);
     allocated_ -= b.size;
     b.allocated = 0;
     const int32_t before = b.prev;
@@ -217,7 +217,7 @@ class StepReplay {
   int32_t Malloc(double request) {
     const double size = kPlain || plainRounding_ ? (request < kMinBlockSize ? kMinBlockSize : CeilPositive(request / kMinBlockSize) * kMinBlockSize) : RoundSize(config_, request);
     const bool small = size <= kSmallSize;
-    FreePool<Block>& pool = small ? small_ : large_;
+    FreePool<Block>& pool = *Pick(small, &small_, &large_);
     int32_t id = pool.FirstAtLeast(blocks_, size);
     if (!kPlain && id >= 0) {
       const double s = blocks_[id].size;
@@ -264,7 +264,7 @@ class StepReplay {
     Block& b = blocks_[id];
     b.allocated = 1;
     allocated_ += b.size;
-    if (allocated_ > allocatedPeak) allocatedPeak = allocated_;
+    allocatedPeak = std::max(allocatedPeak, allocated_);  // maxsd: a new peak is a coin flip
     return id;
   }
 
