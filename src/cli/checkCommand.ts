@@ -3,6 +3,7 @@ import { invalidArgument } from "../errors.js";
 import { checkFits, formatBytes, releaseDevices, type CheckResult } from "../index.js";
 import { formatBytesApart } from "../units.js";
 import type { Advice } from "../advice/advise.js";
+import { allowedMemoryBytes, parseAllocConf } from "../fit/allocConf.js";
 import { needPlan } from "../fit/checkFits.js";
 import { checkBatchBytes } from "../plan/planLimits.js";
 import { deviceAccess } from "./deviceAccess.js";
@@ -122,5 +123,8 @@ function where(r: CheckResult): string {
 function describeCheck(r: CheckResult): string {
   const verdict = r.fits ? "fits" : "does not fit";
   const [need, budget] = formatBytesApart(r.needBytes, r.budgetBytes);
-  return `${verdict}: needs ${need} of a ${budget} budget on ${where(r)} [${r.source}]`;
+  // Where the job's memory fraction stopped it, the budget alone does not say why.
+  const allowed = r.fits || r.allocConf === "" ? Number.POSITIVE_INFINITY : allowedMemoryBytes(parseAllocConf(r.allocConf), r.device.totalBytes);
+  const cap = allowed === Number.POSITIVE_INFINITY ? "" : `, where per_process_memory_fraction lets PyTorch's allocator reserve ${formatBytes(allowed)}`;
+  return `${verdict}: needs ${need} of a ${budget} budget on ${where(r)} [${r.source}]${cap}`;
 }

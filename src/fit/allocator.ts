@@ -219,9 +219,10 @@ export function fitsBudget(plan: MemoryPlan, batch: number, allocator: Allocator
 /**
  * The device bytes a plan takes at a batch size within a budget: where it fits, the most its
  * allocator reserves at that capacity (after freeing its cache when it had to) and the context;
- * where it does not, what it would reserve with no limit (more than the budget).
+ * where it does not, what it would reserve with no limit, neither the device's nor a memory
+ * fraction's (the replay under the fraction stops at its cap: its peak is not what the step needs).
  */
 export function bytesWithin(plan: MemoryPlan, batch: number, allocator: AllocatorModel, budgetBytes: number): number {
   const replay = replayStep(plan, batch, allocator, budgetBytes - allocator.contextBytes);
-  return (replay.fits ? replay.reservedPeakBytes : reservedBytes(plan, batch, allocator.kind, allocator.conf, allocator.allowedBytes)) + allocator.contextBytes;
+  return (replay.fits ? replay.reservedPeakBytes : reservedBytes(plan, batch, allocator.kind, allocator.conf)) + allocator.contextBytes;
 }

@@ -43,12 +43,20 @@ describe("the allocator's configuration", () => {
   it("advises a check that does not fit under a configuration from the batch that configuration reaches (advice took no allocator settings: exit 2)", async () => {
     const conf = "expandable_segments:True,per_process_memory_fraction:0.5";
     const batch = await runJson(["batch", "--model", "resnet50", "--gpu", "A100-40GB", "--alloc-conf", conf]);
-    const check = await runJson<{ fits: boolean; allocConf: string; advice: { kind: string; fromBatchSize: number; batchSize: number }[] }>(["check", "--model", "resnet50", "--batch", "600", "--gpu", "A100-40GB", "--alloc-conf", conf]);
+    const check = await runJson<{ fits: boolean; needBytes: number; budgetBytes: number; jobContextBytes: number; device: { totalBytes: number }; allocConf: string; advice: { kind: string; fromBatchSize: number; batchSize: number }[] }>(["check", "--model", "resnet50", "--batch", "600", "--gpu", "A100-40GB", "--alloc-conf", conf]);
     expect(check.status, check.stderr).toBe(1);
     expect(check.json).toMatchObject({ fits: false, allocConf: conf });
     const checkpointing = check.json.advice.find((advice) => advice.kind === "checkpointing")!;
     expect(checkpointing.fromBatchSize).toBe(batch.json.batchSize);
     expect(checkpointing.batchSize).toBeGreaterThan(600);
+    // What the step needs is its reservation with no limit, not the replay's peak where the fraction
+    // stopped it (which stays at the cap): more than the cap, and here less than the budget, so the
+    // line names the cap.
+    const allowed = Math.floor(0.5 * check.json.device.totalBytes);
+    expect(check.json.needBytes - check.json.jobContextBytes).toBeGreaterThan(allowed);
+    expect(check.json.needBytes).toBeLessThan(check.json.budgetBytes);
+    const text = await runCli(["check", "--model", "resnet50", "--batch", "600", "--gpu", "A100-40GB", "--alloc-conf", conf, "--no-advice"], NO_DRIVER);
+    expect(text.stdout.split("\n")[0]).toMatch(/^does not fit: needs [0-9.]+ GiB of a 37\.42 GiB budget on A100-40GB \[analytic\], where per_process_memory_fraction lets PyTorch's allocator reserve 19\.70 GiB$/);
   });
 
   it("refuses a configuration that cannot go with the allocator asked for, naming the option or variable, not the library's name", async () => {
