@@ -10,9 +10,9 @@
 // size classes threaded through those records, and the loop is compiled twice, once for the
 // default configuration (no max_split_size, no roundup_power2_divisions: neither tested per
 // event) and once for any other; large_segment_size is the segment of a 1-10 MiB request, as in
-// cachingAllocator.ts' segmentSize. Memory comes from malloc/calloc/realloc/free only, and
-// nothing else of libc or libstdc++ is called without a segment log: each symbol an addon calls
-// first is bound on that call (lazy binding), inside a fresh process's first replay.
+// cachingAllocator.ts' segmentSize. Memory comes from operator new and delete only, and nothing
+// else of libc or libstdc++ is called without a segment log: each symbol an addon calls first is
+// bound on that call (lazy binding), inside a fresh process's first replay.
 #ifndef VRAMFIT_STEP_REPLAY_H
 #define VRAMFIT_STEP_REPLAY_H
 
@@ -20,7 +20,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
+#include <new>
 #include <vector>
 
 #include "free_pool.h"
@@ -34,7 +34,10 @@ class StepReplay {
     plainRounding_ = true;
     for (size_t k = 0; k < config_.divisionCount; k++) plainRounding_ = plainRounding_ && config_.divisions[k] <= 1;
   }
-  ~StepReplay() { std::free(blocks_); }
+  ~StepReplay() {
+    ::operator delete(blocks_);
+    ::operator delete(live_);
+  }
   StepReplay(const StepReplay&) = delete;
   StepReplay& operator=(const StepReplay&) = delete;
 
@@ -42,20 +45,20 @@ class StepReplay {
 
   // Replays the step (once per StepReplay); returns the index of the allocation that ran out of memory, or -1.
   int64_t Run(const int32_t* order, size_t events, const double* bytes, size_t tensors) {
-    // live[t]: tensor t's block + 1, 0 when it has none (calloc's zeros: no memset to bind).
+    // live[t]: tensor t's block + 1, 0 when it has none.
     // Each allocation makes at most two blocks (a segment and the rest of a split), and the spare
     // blocks are reused first: room for that many, up to 3,000 (120 KB, below glibc's mmap
     // threshold, so from the heap, whose pages are often touched already: a fresh mmap of room for
     // all of them page-faulted for each page used, 10 more faults on the random 10,000-event step).
+    // From operator new, which the addon's own start binds (lazy binding): calloc, malloc and free
+    // were three more symbols bound inside a fresh process's first replay, ~5 us each
+    // (LD_BIND_NOW=1 took the addon's first call from 42 to 23 us), operator delete is one.
     capacity_ = static_cast<int32_t>(std::min<size_t>(2 * tensors + 2, 3000));
-    live_ = static_cast<int32_t*>(std::calloc(tensors + 1, sizeof(int32_t)));
-    blocks_ = static_cast<Block*>(std::malloc(capacity_ * sizeof(Block)));
-    if (live_ == nullptr || blocks_ == nullptr) std::abort();
+    live_ = static_cast<int32_t*>(::operator new((tensors + 1) * sizeof(int32_t)));
+    Clear(live_, tensors + 1);
+    blocks_ = static_cast<Block*>(::operator new(capacity_ * sizeof(Block)));
     const bool plain = plainRounding_ && !std::isfinite(config_.maxSplit);
-    const int64_t failedAt = plain ? Loop<true>(order, events, bytes, tensors) : Loop<false>(order, events, bytes, tensors);
-    std::free(live_);
-    live_ = nullptr;
-    return failedAt;
+    return plain ? Loop<true>(order, events, bytes, tensors) : Loop<false>(order, events, bytes, tensors);
   }
 
   double reservedPeak = 0;
@@ -119,10 +122,16 @@ class StepReplay {
   }
 
   void Grow() {
-    capacity_ *= 2;
-    Block* more = static_cast<Block*>(std::realloc(blocks_, capacity_ * sizeof(Block)));
-    if (more == nullptr) std::abort();
+    Block* more = static_cast<Block*>(::operator new(2 * static_cast<size_t>(capacity_) * sizeof(Block)));
+    std::copy(blocks_, blocks_ + made_, more);
+    ::operator delete(blocks_);
     blocks_ = more;
+    capacity_ *= 2;
+  }
+
+  // Zeros, by a loop GCC leaves a loop (a memset would be one more symbol to bind).
+  __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void Clear(int32_t* values, size_t count) {
+    for (size_t k = 0; k < count; k++) values[k] = 0;
   }
 
   void DropBlock(int32_t id) {
