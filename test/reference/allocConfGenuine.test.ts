@@ -11,12 +11,12 @@
 import { writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 
-import { allocConfFromEnvironment, allowedMemoryBytes, parseAllocConf } from "../../src/fit/allocConf.js";
+import { allocConfFromEnvironment, allowedMemoryBytes, parseAllocConf, type AllocConf } from "../../src/fit/allocConf.js";
 import { analyticMaxBatch } from "../../src/fit/analytic.js";
-import { replayAtCapacity } from "../../src/fit/cachingAllocator.js";
+import { replayAtCapacity, type AllocationStep } from "../../src/fit/cachingAllocator.js";
 import { replayExpandable } from "../../src/fit/expandableSegments.js";
 import { searchMaxBatch } from "../../src/fit/search.js";
-import { allocationTrace } from "../../src/step/allocationTrace.js";
+import { allocationTrace, type AllocationEvent } from "../../src/step/allocationTrace.js";
 import { eventsLog, presetPlan } from "./emulation.js";
 import { GenuineAllocator, buildHarness, findCudaInclude, findTorchWheel, type GenuineReplay, type HarnessOptions, type TorchWheel } from "./genuineAllocator.js";
 
@@ -59,8 +59,12 @@ function emulated(name: string, batch: number, capacityBytes: number, conf: stri
   const parsed = parseAllocConf(conf);
   const modelled = collect ? parsed : { ...parsed, garbageCollectionThreshold: 0 };
   const allowedBytes = fraction ? allowedMemoryBytes(parsed, deviceBytes) : Number.POSITIVE_INFINITY;
-  const trace = allocationTrace(presetPlan(name), batch);
-  if (parsed.expandableSegments) {
+  return emulatedCalls(allocationTrace(presetPlan(name), batch), capacityBytes, modelled, allowedBytes);
+}
+
+/** A step's replay by the emulation as the harness reports the genuine allocator's (expandable segments: maps and unmaps). */
+function emulatedCalls(trace: AllocationStep, capacityBytes: number, modelled: AllocConf, allowedBytes: number): Calls {
+  if (modelled.expandableSegments) {
     const replay = replayExpandable(trace, capacityBytes, modelled, { segments: true, allowedBytes });
     return { fits: replay.fits, failedAt: replay.failedAt, deviceCalls: replay.mapLog!, peakAllocatedBytes: replay.allocatedPeakBytes, peakReservedBytes: replay.reservedPeakBytes, numAllocRetries: replay.allocRetries };
   }
@@ -177,15 +181,15 @@ describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garba
     expect(rows.some((row) => row.largest[0]!.genuine < DEVICE_BATCH)).toBe(true);
   });
 
-  it("with expandable segments the fraction's edges, worked by hand, are the genuine allocator's and the emulation's", async () => {
+  it("the fraction's edges with expandable segments and the collection's ages, worked by hand, are the genuine allocator's and the emulation's", async () => {
     const answers = await Promise.all(EDGES.map(async (edge) => {
       const allocator = new GenuineAllocator(binary, wheel as TorchWheel, edge.conf, { deviceBytes: edge.totalMiB * MiB });
       try {
-        const log = edge.requestsMiB.map((mib, k) => `a ${k + 1} ${mib * MiB}\n`).join("");
-        const genuine = await allocator.replay(log, 0);
+        const events: AllocationEvent[] = edge.events.map((e) => (typeof e === "number" ? { kind: "free", tensor: e } : { kind: "alloc", tensor: e[0], bytes: Math.round(e[1] * MiB) }));
+        const genuine = await allocator.replay(events.map((e) => (e.kind === "alloc" ? `a ${e.tensor} ${e.bytes}\n` : `f ${e.tensor}\n`)).join(""), 0);
         const parsed = parseAllocConf(edge.conf);
-        const emulation = replayExpandable(edge.requestsMiB.map((mib, k) => ({ kind: "alloc" as const, tensor: k + 1, bytes: mib * MiB })), Number.POSITIVE_INFINITY, parsed, { segments: true, allowedBytes: allowedMemoryBytes(parsed, edge.totalMiB * MiB) });
-        return { why: edge.why, expected: [edge.fits, edge.mapsMiB], genuine: [genuine.fits, genuine.deviceCalls.map((bytes) => bytes / MiB)], emulation: [emulation.fits, emulation.mapLog!.map((bytes) => bytes / MiB)] };
+        const emulation = emulatedCalls(events, Number.POSITIVE_INFINITY, parsed, allowedMemoryBytes(parsed, edge.totalMiB * MiB));
+        return { why: edge.why, expected: [edge.fits, edge.callsMiB], genuine: [genuine.fits, genuine.deviceCalls.map((bytes) => bytes / MiB)], emulation: [emulation.fits, emulation.deviceCalls.map((bytes) => bytes / MiB)] };
       } finally {
         allocator.close();
       }
@@ -203,16 +207,29 @@ describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garba
 });
 
 /**
- * The fraction's test with expandable segments at its edges, worked by hand from alloc_block and
- * map_block (CUDACachingAllocator.cpp, see src/fit/expandableSegments.ts): the request's segment
- * (get_allocation_size), not the pages it maps, is added to what is mapped and compared with
- * ⌊fraction × total⌋ by `>`. Sizes in MiB; large pages 20 MiB (32 with large_segment_size_mb:32).
+ * Edges worked by hand from CUDACachingAllocator.cpp (see src/fit/expandableSegments.ts and
+ * cachingAllocator.ts), each a short step: `[id, MiB]` allocates, `id` alone frees. With
+ * expandable segments, alloc_block adds the request's segment (get_allocation_size), not the pages
+ * it maps, to what is mapped and compares it with ⌊fraction × total⌋ by `>` (large pages 20 MiB,
+ * 32 with large_segment_size_mb:32). The collection's age of a block counts the large pool's
+ * get_free_block calls only (get_free_blocks_call_count is per pool).
  */
-const EDGES: { why: string; totalMiB: number; conf: string; requestsMiB: number[]; fits: boolean; mapsMiB: number[] }[] = [
-  { why: "exactly at the cap of 500 is allowed (460 + 40, not >)", totalMiB: 1000, conf: "expandable_segments:True,per_process_memory_fraction:0.5", requestsMiB: [460, 40], fits: true, mapsMiB: [460, 40] },
-  { why: "470 maps 480; 30 more is tested as 480 + 30 > 500, though 20 more MiB of pages would do", totalMiB: 1000, conf: "expandable_segments:True,per_process_memory_fraction:0.5", requestsMiB: [470, 30], fits: false, mapsMiB: [480] },
-  { why: "480 + 24 ≤ 505 passes the test, then two pages take the mapped bytes to 520, past the cap", totalMiB: 1010, conf: "expandable_segments:True,per_process_memory_fraction:0.5", requestsMiB: [480, 24], fits: true, mapsMiB: [480, 40] },
-  { why: "a 3 MiB request's segment is large_segment_size_mb: 480 + 32 > 505 (with 20 it would pass)", totalMiB: 1010, conf: "expandable_segments:True,per_process_memory_fraction:0.5,large_segment_size_mb:32", requestsMiB: [480, 3], fits: false, mapsMiB: [480] },
+const EDGES: { why: string; totalMiB: number; conf: string; events: ([number, number] | number)[]; fits: boolean; callsMiB: number[] }[] = [
+  { why: "exactly at the cap of 500 is allowed (460 + 40, not >)", totalMiB: 1000, conf: "expandable_segments:True,per_process_memory_fraction:0.5", events: [[1, 460], [2, 40]], fits: true, callsMiB: [460, 40] },
+  { why: "470 maps 480; 30 more is tested as 480 + 30 > 500, though 20 more MiB of pages would do", totalMiB: 1000, conf: "expandable_segments:True,per_process_memory_fraction:0.5", events: [[1, 470], [2, 30]], fits: false, callsMiB: [480] },
+  { why: "480 + 24 ≤ 505 passes the test, then two pages take the mapped bytes to 520, past the cap", totalMiB: 1010, conf: "expandable_segments:True,per_process_memory_fraction:0.5", events: [[1, 480], [2, 24]], fits: true, callsMiB: [480, 40] },
+  { why: "a 3 MiB request's segment is large_segment_size_mb: 480 + 32 > 505 (with 20 it would pass)", totalMiB: 1010, conf: "expandable_segments:True,per_process_memory_fraction:0.5,large_segment_size_mb:32", events: [[1, 480], [2, 3]], fits: false, callsMiB: [480] },
+  {
+    // A small block (its 2 MiB segment), two 150 MiB segments, the first cached; ten small requests
+    // served from the small segment (no miss, no collection: it runs only before a new segment);
+    // the second cached. The 200 MiB request misses with 302 MiB reserved, over 250 (0.5 × the
+    // 500 cap): both cached blocks are a large-pool lookup old (age 1 each, average 1), so both go.
+    // Were the small lookups counted, the first would be 11 old, the second 1 (average 6): one freed.
+    why: "the collection ages blocks by the large pool's lookups only: both 150 MiB segments freed",
+    totalMiB: 1000, conf: "per_process_memory_fraction:0.5,garbage_collection_threshold:0.5",
+    events: [[100, 0.0005], [1, 150], [2, 150], 1, ...Array.from({ length: 10 }, (_, k): [number, number] => [101 + k, 0.0005]), 2, [3, 200]],
+    fits: true, callsMiB: [2, 150, 150, -150, -150, 200],
+  },
 ];
 
 function sameCalls(a: readonly number[], b: readonly number[]): boolean {
