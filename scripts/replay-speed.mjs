@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // How long one replay of a step through the caching-allocator emulation takes in a fresh process (issue 23, item 5).
-//   node scripts/replay-speed.mjs [--runs N] [--root DIR] [--json] [--expandable]
+//   node scripts/replay-speed.mjs [--runs N] [--root DIR] [--against DIR] [--json] [--expandable]
 // Each measurement is a new `node` process that loads the build (dist/ under --root, default this
 // checkout), makes the trace (not timed), reads the clocks once (not timed) and times one replay, the
 // call replayAtCapacity(trace[, capacity]) and nothing else (its first-call compilation included): the process's CPU time
@@ -12,6 +12,9 @@
 // start; on a loaded machine, the figure least inflated by it). Cases: a 10,000-event random step (seeded: sizes log-uniform from
 // 512 B to 64 MiB, each free a random live tensor) with no memory limit and at a capacity that
 // forces the out-of-memory path, and ResNet-152's training step (5,926 events) at batch 64.
+// --against DIR times another checkout's build (e.g. main's) in the same invocation, its processes
+// alternating with this one's (on a shared machine, the pair sees the same load; compare the two
+// rows, not runs made minutes apart).
 // --root another checkout (e.g. an older main) times its replay the same way: where that build
 // has no replayAtCapacity, its cachingAllocatorSegments (no capacity) is timed. Where the addon
 // has the native replay it answers (its load is timed apart, before the replay);
@@ -345,53 +348,53 @@ if (args.loop) {
   const runs = Number(args.runs);
   // The 1-minute load average before and after: on a shared machine the figures move with it.
   const loadBefore = loadavg()[0];
+  const roots = args.against === undefined ? [root] : [resolve(args.against), root];
   const rows = [];
   for (const name of CASES) {
-    const samples = [];
-    const walls = [];
-    const warms = [];
-    const loads = [];
-    const faults = [];
-    let last;
-    const worker = (extra) => {
-      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", root, ...(args.expandable ? ["--expandable"] : []), ...extra], { encoding: "utf8" });
+    const worker = (checkout, extra) => {
+      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", checkout, ...(args.expandable ? ["--expandable"] : []), ...extra], { encoding: "utf8" });
       if (child.status !== 0) throw new Error(`${name}: ${child.stderr}`);
       return JSON.parse(child.stdout);
     };
+    // One capacity for every checkout (measured on the first): the same replay in each.
     let capacity = [];
     if (name.endsWith("-pressure")) {
-      const measured = worker(["--capacity", "measure"]);
+      const measured = worker(roots[0], ["--capacity", "measure"]);
       capacity = measured.capacity === undefined ? [] : ["--capacity", String(measured.capacity)];
     }
+    const samples = roots.map(() => ({ cpu: [], walls: [], warms: [], faults: [], loads: [], last: undefined }));
     for (let run = 0; run < runs; run++) {
-      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--worker", name, "--root", root, ...(args.expandable ? ["--expandable"] : []), ...capacity], { encoding: "utf8" });
-      if (child.status !== 0) throw new Error(`${name}: ${child.stderr}`);
-      last = JSON.parse(child.stdout);
-      if (last.skipped !== undefined) break;
-      samples.push(last.micros);
-      walls.push(last.wallMicros);
-      warms.push(last.warmMicros);
-      faults.push(last.faults);
-      if (last.addonLoadMicros !== undefined) loads.push(last.addonLoadMicros);
+      roots.forEach((checkout, i) => {
+        const s = samples[i];
+        if (s.last?.skipped !== undefined) return;
+        s.last = worker(checkout, capacity);
+        if (s.last.skipped !== undefined) return;
+        s.cpu.push(s.last.micros);
+        s.walls.push(s.last.wallMicros);
+        s.warms.push(s.last.warmMicros);
+        s.faults.push(s.last.faults);
+        if (s.last.addonLoadMicros !== undefined) s.loads.push(s.last.addonLoadMicros);
+      });
     }
-    if (samples.length === 0) {
-      rows.push({ name, skipped: last.skipped });
-      continue;
-    }
-    samples.sort((a, b) => a - b);
-    walls.sort((a, b) => a - b);
-    warms.sort((a, b) => a - b);
-    const { micros: _, wallMicros: __, addonLoadMicros: ___, warmMicros: ____, faults: _____, ...shown } = last;
-    faults.sort((a, b) => a - b);
-    rows.push({ ...shown, runs: samples.length, medianFaults: faults[faults.length >> 1], medianMs: samples[samples.length >> 1] / 1e3, warmMedianMs: warms[warms.length >> 1] / 1e3, maxMs: samples[samples.length - 1] / 1e3, medianWallMs: walls[walls.length >> 1] / 1e3, minWallMs: walls[0] / 1e3, ...(loads.length > 0 && { addonLoadMedianMs: [...loads].sort((a, b) => a - b)[loads.length >> 1] / 1e3 }) });
+    const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+    roots.forEach((checkout, i) => {
+      const { cpu, walls, warms, faults, loads, last } = samples[i];
+      if (cpu.length === 0) {
+        rows.push({ name, root: checkout, skipped: last.skipped });
+        return;
+      }
+      const { micros: _, wallMicros: __, addonLoadMicros: ___, warmMicros: ____, faults: _____, ...shown } = last;
+      rows.push({ ...shown, root: checkout, runs: cpu.length, medianFaults: median(faults), medianMs: median(cpu) / 1e3, warmMedianMs: median(warms) / 1e3, maxMs: Math.max(...cpu) / 1e3, medianWallMs: median(walls) / 1e3, minWallMs: Math.min(...walls) / 1e3, ...(loads.length > 0 && { addonLoadMedianMs: median(loads) / 1e3 }) });
+    });
   }
   const load = `${loadBefore.toFixed(2)} → ${loadavg()[0].toFixed(2)}`;
   if (args.json) process.stdout.write(`${JSON.stringify({ root, node: process.version, load, rows }, null, 2)}\n`);
   else {
-    console.log(`one ${args.expandable ? "expandable-segments " : ""}replay in a fresh process (${root}, node ${process.version}, ${runs} processes per case, load average ${load})`);
+    console.log(`one ${args.expandable ? "expandable-segments " : ""}replay in a fresh process (${roots.join(" against ")}, node ${process.version}, ${runs} processes per case${roots.length > 1 ? " and checkout, alternating" : ""}, load average ${load})`);
     for (const r of rows) {
-      if (r.skipped !== undefined) console.log(`${r.name.padEnd(20)} skipped: ${r.skipped}`);
-      else console.log(`${r.name.padEnd(20)} ${String(r.events).padStart(6)} events  CPU median ${r.medianMs.toFixed(3)} ms, max ${r.maxMs.toFixed(3)} ms, warm ${r.warmMedianMs.toFixed(3)} ms (wall median ${r.medianWallMs.toFixed(3)} ms, min ${r.minWallMs.toFixed(3)} ms; minor page faults ${r.medianFaults} fresh, ${r.warmFaults} warm)${r.native ? `, native (addon load ${r.addonLoadMedianMs.toFixed(3)} ms wall, not counted)` : ", TypeScript"}${r.fits !== undefined ? `  fits ${r.fits}, cudaFree ${r.cudaFrees}, retries ${r.allocRetries}` : ""}`);
+      const where = roots.length > 1 ? `${r.root}: ` : "";
+      if (r.skipped !== undefined) console.log(`${r.name.padEnd(20)} ${where}skipped: ${r.skipped}`);
+      else console.log(`${r.name.padEnd(20)} ${where}${String(r.events).padStart(6)} events  CPU median ${r.medianMs.toFixed(3)} ms, max ${r.maxMs.toFixed(3)} ms, warm ${r.warmMedianMs.toFixed(3)} ms (wall median ${r.medianWallMs.toFixed(3)} ms, min ${r.minWallMs.toFixed(3)} ms; minor page faults ${r.medianFaults} fresh, ${r.warmFaults} warm)${r.native ? `, native (addon load ${r.addonLoadMedianMs.toFixed(3)} ms wall, not counted)` : ", TypeScript"}${r.fits !== undefined ? `  fits ${r.fits}, cudaFree ${r.cudaFrees}, retries ${r.allocRetries}` : ""}`);
     }
   }
 }
