@@ -11,13 +11,13 @@
 import { writeFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 
-import { allocConfFromEnvironment, allowedMemoryBytes, parseAllocConf, type AllocConf } from "../../src/fit/allocConf.js";
+import { allocConfFromEnvironment, allowedMemoryBytes, parseAllocConf } from "../../src/fit/allocConf.js";
 import { analyticMaxBatch } from "../../src/fit/analytic.js";
-import { replayAtCapacity, type AllocationStep } from "../../src/fit/cachingAllocator.js";
-import { replayExpandable } from "../../src/fit/expandableSegments.js";
+import { replayAtCapacity } from "../../src/fit/cachingAllocator.js";
 import { searchMaxBatch } from "../../src/fit/search.js";
-import { allocationTrace, type AllocationEvent } from "../../src/step/allocationTrace.js";
-import { eventsLog, presetPlan } from "./emulation.js";
+import { allocationTrace } from "../../src/step/allocationTrace.js";
+import { EDGES, edgeEvents } from "./allocConfEdges.js";
+import { emulatedCalls, eventsLog, presetPlan, type EmulatedReplay } from "./emulation.js";
 import { GenuineAllocator, buildHarness, findCudaInclude, findTorchWheel, type GenuineReplay, type HarnessOptions, type TorchWheel } from "./genuineAllocator.js";
 
 const MiB = 2 ** 20;
@@ -48,7 +48,7 @@ const skipReason =
 if (skipReason !== undefined) console.log(`allocator configuration reference skipped: ${skipReason}`);
 
 /** What a replay did, in the harness's terms (cudaFree by the size of the segment it gives back). */
-type Calls = Omit<GenuineReplay, "numOoms">;
+type Calls = EmulatedReplay;
 
 /**
  * The emulation's replay of a preset's step at a capacity under a configuration on a device of
@@ -60,26 +60,6 @@ function emulated(name: string, batch: number, capacityBytes: number, conf: stri
   const modelled = collect ? parsed : { ...parsed, garbageCollectionThreshold: 0 };
   const allowedBytes = fraction ? allowedMemoryBytes(parsed, deviceBytes) : Number.POSITIVE_INFINITY;
   return emulatedCalls(allocationTrace(presetPlan(name), batch), capacityBytes, modelled, allowedBytes);
-}
-
-/** A step's replay by the emulation as the harness reports the genuine allocator's (expandable segments: maps and unmaps). */
-function emulatedCalls(trace: AllocationStep, capacityBytes: number, modelled: AllocConf, allowedBytes: number): Calls {
-  if (modelled.expandableSegments) {
-    const replay = replayExpandable(trace, capacityBytes, modelled, { segments: true, allowedBytes });
-    return { fits: replay.fits, failedAt: replay.failedAt, deviceCalls: replay.mapLog!, peakAllocatedBytes: replay.allocatedPeakBytes, peakReservedBytes: replay.reservedPeakBytes, numAllocRetries: replay.allocRetries };
-  }
-  const replay = replayAtCapacity(trace, capacityBytes, modelled, { segments: true, allowedBytes });
-  // A replay that ran out ends its log with the cudaMalloc that failed; the genuine allocator's trace has no entry for it.
-  const log = replay.fits ? replay.segmentLog! : replay.segmentLog!.slice(0, -1);
-  const mallocs = log.filter((entry) => entry > 0);
-  return {
-    fits: replay.fits,
-    failedAt: replay.failedAt,
-    deviceCalls: log.map((entry) => (entry > 0 ? entry : -mallocs[-entry - 1]!)),
-    peakAllocatedBytes: replay.allocatedPeakBytes,
-    peakReservedBytes: replay.reservedPeakBytes,
-    numAllocRetries: replay.allocRetries,
-  };
 }
 
 interface Row {
@@ -185,7 +165,7 @@ describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garba
     const answers = await Promise.all(EDGES.map(async (edge) => {
       const allocator = new GenuineAllocator(binary, wheel as TorchWheel, edge.conf, { deviceBytes: edge.totalMiB * MiB });
       try {
-        const events: AllocationEvent[] = edge.events.map((e) => (typeof e === "number" ? { kind: "free", tensor: e } : { kind: "alloc", tensor: e[0], bytes: Math.round(e[1] * MiB) }));
+        const events = edgeEvents(edge);
         const genuine = await allocator.replay(events.map((e) => (e.kind === "alloc" ? `a ${e.tensor} ${e.bytes}\n` : `f ${e.tensor}\n`)).join(""), 0);
         const parsed = parseAllocConf(edge.conf);
         const emulation = emulatedCalls(events, Number.POSITIVE_INFINITY, parsed, allowedMemoryBytes(parsed, edge.totalMiB * MiB));
@@ -206,31 +186,6 @@ describe.skipIf(skipReason !== undefined)("torch 2.14.1's memory fraction, garba
   });
 });
 
-/**
- * Edges worked by hand from CUDACachingAllocator.cpp (see src/fit/expandableSegments.ts and
- * cachingAllocator.ts), each a short step: `[id, MiB]` allocates, `id` alone frees. With
- * expandable segments, alloc_block adds the request's segment (get_allocation_size), not the pages
- * it maps, to what is mapped and compares it with ⌊fraction × total⌋ by `>` (large pages 20 MiB,
- * 32 with large_segment_size_mb:32). The collection's age of a block counts the large pool's
- * get_free_block calls only (get_free_blocks_call_count is per pool).
- */
-const EDGES: { why: string; totalMiB: number; conf: string; events: ([number, number] | number)[]; fits: boolean; callsMiB: number[] }[] = [
-  { why: "exactly at the cap of 500 is allowed (460 + 40, not >)", totalMiB: 1000, conf: "expandable_segments:True,per_process_memory_fraction:0.5", events: [[1, 460], [2, 40]], fits: true, callsMiB: [460, 40] },
-  { why: "470 maps 480; 30 more is tested as 480 + 30 > 500, though 20 more MiB of pages would do", totalMiB: 1000, conf: "expandable_segments:True,per_process_memory_fraction:0.5", events: [[1, 470], [2, 30]], fits: false, callsMiB: [480] },
-  { why: "480 + 24 ≤ 505 passes the test, then two pages take the mapped bytes to 520, past the cap", totalMiB: 1010, conf: "expandable_segments:True,per_process_memory_fraction:0.5", events: [[1, 480], [2, 24]], fits: true, callsMiB: [480, 40] },
-  { why: "a 3 MiB request's segment is large_segment_size_mb: 480 + 32 > 505 (with 20 it would pass)", totalMiB: 1010, conf: "expandable_segments:True,per_process_memory_fraction:0.5,large_segment_size_mb:32", events: [[1, 480], [2, 3]], fits: false, callsMiB: [480] },
-  {
-    // A small block (its 2 MiB segment), two 150 MiB segments, the first cached; ten small requests
-    // served from the small segment (no miss, no collection: it runs only before a new segment);
-    // the second cached. The 200 MiB request misses with 302 MiB reserved, over 250 (0.5 × the
-    // 500 cap): both cached blocks are a large-pool lookup old (age 1 each, average 1), so both go.
-    // Were the small lookups counted, the first would be 11 old, the second 1 (average 6): one freed.
-    why: "the collection ages blocks by the large pool's lookups only: both 150 MiB segments freed",
-    totalMiB: 1000, conf: "per_process_memory_fraction:0.5,garbage_collection_threshold:0.5",
-    events: [[100, 0.0005], [1, 150], [2, 150], 1, ...Array.from({ length: 10 }, (_, k): [number, number] => [101 + k, 0.0005]), 2, [3, 200]],
-    fits: true, callsMiB: [2, 150, 150, -150, -150, 200],
-  },
-];
 
 function sameCalls(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((bytes, k) => bytes === b[k]);

@@ -4,7 +4,7 @@
 import { parseSetup, planMemory, resolveWorkload, type MemoryPlan } from "../../src/index.js";
 import { DEFAULT_ALLOC_CONF, parseAllocConf, type AllocConf } from "../../src/fit/allocConf.js";
 import { analyticMaxBatch } from "../../src/fit/analytic.js";
-import { cachingAllocatorSegments, replayAtCapacity } from "../../src/fit/cachingAllocator.js";
+import { cachingAllocatorSegments, replayAtCapacity, type AllocationStep } from "../../src/fit/cachingAllocator.js";
 import { replayExpandable } from "../../src/fit/expandableSegments.js";
 import { allocationTrace } from "../../src/step/allocationTrace.js";
 import { eventsLog as planEventsLog } from "../../src/step/eventsFile.js";
@@ -26,6 +26,8 @@ function confOf(allocConf: string | undefined): AllocConf {
 /** What the emulation's replay did: its device calls (+ cudaMalloc, - cudaFree, by size), peaks and retries. */
 export interface EmulatedReplay {
   fits: boolean;
+  /** The event that ran out of memory (-1: none). */
+  failedAt: number;
   deviceCalls: number[];
   peakAllocatedBytes: number;
   peakReservedBytes: number;
@@ -34,18 +36,28 @@ export interface EmulatedReplay {
 
 /** The emulation's replay of the step at a batch on a device with `capacityBytes` (Infinity: no memory pressure). */
 export function emulatedReplay(plan: MemoryPlan, batch: number, capacityBytes: number, allocConf: string | undefined): EmulatedReplay {
-  const conf = confOf(allocConf);
+  return emulatedCalls(allocationTrace(plan, batch), capacityBytes, confOf(allocConf));
+}
+
+/**
+ * The emulation's replay of any step, as the harness reports the genuine allocator's, under
+ * PyTorch's allowed_memory_maximum `allowedBytes` where a fraction sets one.
+ */
+export function emulatedCalls(step: AllocationStep, capacityBytes: number, conf: AllocConf, allowedBytes = Number.POSITIVE_INFINITY): EmulatedReplay {
   if (conf.expandableSegments) {
     // Maps and unmaps, by size, as the genuine allocator's SEGMENT_MAP / SEGMENT_UNMAP.
-    const replay = replayExpandable(allocationTrace(plan, batch), capacityBytes, conf, { segments: true });
-    return { fits: replay.fits, deviceCalls: replay.mapLog!, peakAllocatedBytes: replay.allocatedPeakBytes, peakReservedBytes: replay.reservedPeakBytes, numAllocRetries: replay.allocRetries };
+    const replay = replayExpandable(step, capacityBytes, conf, { segments: true, allowedBytes });
+    return { fits: replay.fits, failedAt: replay.failedAt, deviceCalls: replay.mapLog!, peakAllocatedBytes: replay.allocatedPeakBytes, peakReservedBytes: replay.reservedPeakBytes, numAllocRetries: replay.allocRetries };
   }
-  const replay = replayAtCapacity(allocationTrace(plan, batch), capacityBytes, conf, { segments: true });
+  const replay = replayAtCapacity(step, capacityBytes, conf, { segments: true, allowedBytes });
+  // A replay that ran out ends its log with the cudaMalloc that failed; the genuine allocator's trace has no entry for it.
+  const log = replay.fits ? replay.segmentLog! : replay.segmentLog!.slice(0, -1);
   // The log names a cudaFree by the cudaMalloc it undoes (-(k + 1)); the genuine allocator's by its size.
-  const mallocs = replay.segmentLog!.filter((entry) => entry > 0);
+  const mallocs = log.filter((entry) => entry > 0);
   return {
     fits: replay.fits,
-    deviceCalls: replay.segmentLog!.map((entry) => (entry > 0 ? entry : -mallocs[-entry - 1]!)),
+    failedAt: replay.failedAt,
+    deviceCalls: log.map((entry) => (entry > 0 ? entry : -mallocs[-entry - 1]!)),
     peakAllocatedBytes: replay.allocatedPeakBytes,
     peakReservedBytes: replay.reservedPeakBytes,
     numAllocRetries: replay.allocRetries,
