@@ -8,7 +8,7 @@ import { checkConflicts, optionWarnings } from "./conflicts.js";
 import type { InfoOptions } from "./infoCommand.js";
 import { watchSignals } from "./interrupt.js";
 import { ignoreStderrErrors, processIo, writeStdout, type Io } from "./io.js";
-import { optionsFor, type CommandName } from "./options.js";
+import { optionsFor, type CommandName, type OptionSpec } from "./options.js";
 
 type Action = (options: never, io: Io) => Promise<number>;
 
@@ -53,7 +53,7 @@ function buildProgram(argv: readonly string[], io: Io, setStatus: (status: numbe
     if (!everyCommand && name !== invoked) continue;
     const sub = program.command(name).description(command.summary).exitOverride();
     if (optionsFor(name as CommandName).some((spec) => spec.flags.includes("<size>"))) sub.addHelpText("after", SIZES_HELP);
-    for (const spec of optionsFor(name as CommandName)) {
+    for (const spec of everyCommand ? optionsFor(name as CommandName) : optionsNamed(name as CommandName, argv)) {
       const description = spec.defaultText === undefined ? spec.description : `${spec.description} (default: ${spec.defaultText})`;
       const option = new Option(spec.flags, description);
       if (spec.flags.includes("<") || spec.flags.includes("[")) option.argParser(onlyOnce(option, spec.parse));
@@ -66,6 +66,31 @@ function buildProgram(argv: readonly string[], io: Io, setStatus: (status: numbe
     });
   }
   return program;
+}
+
+/** An option's long flag: `--memory` of `--memory <size>`. */
+const longFlag = (spec: OptionSpec): string => spec.flags.split(" ", 1)[0]!;
+
+/**
+ * The options of `command` that `argv` names, and the negated ones (`--no-advice` alone makes
+ * `advice` true, which the command reads); all of them where argv holds anything else that
+ * begins with a dash (`--help`, `--`, a misspelt option commander suggests a name for, a value such
+ * as `-5`): commander then sees every option, as it always did. Making 61 options for `batch`,
+ * each with its listener, was a tenth of `batch --params …`'s work after Node's start
+ * (docs/benchmarks.md, "Sixth round"). Options not named are not parsed, so leaving them out
+ * changes no answer and no message.
+ */
+function optionsNamed(command: CommandName, argv: readonly string[]): readonly OptionSpec[] {
+  const specs = optionsFor(command);
+  const named = new Set<string>();
+  for (const arg of argv) {
+    if (!arg.startsWith("-")) continue;
+    const equals = arg.indexOf("=");
+    const flag = equals < 0 ? arg : arg.slice(0, equals);
+    if (!specs.some((spec) => longFlag(spec) === flag)) return specs;
+    named.add(flag);
+  }
+  return specs.filter((spec) => named.has(longFlag(spec)) || longFlag(spec).startsWith("--no-"));
 }
 
 /** commander's error text as one `vramfit: …` line, its echo of the argument cut short. */
