@@ -82,6 +82,21 @@ function lazyBuiltins(text) {
 }
 
 /**
+ * In CommonJS output rolldown writes `import.meta.url` as `require("url").pathToFileURL(__filename).href`,
+ * and the sources turn it back into a path (`fileURLToPath(import.meta.url)`, `createRequire(import.meta.url)`)
+ * when the addon's module initialises, in every run that loads it: the URL made and parsed for
+ * nothing, and Node's public `url` module prepared for it. For the bundle's own file, whose path
+ * bin/vramfit.js passes already absolute and normalized, the round trip is `__filename` itself.
+ * Fails the build if there is none, which would mean rolldown writes them differently now.
+ */
+function pathsNotUrls(text) {
+  const url = 'require("url").pathToFileURL(__filename).href';
+  const rewritten = text.replaceAll(`(0,node_url.fileURLToPath)(${url})`, "__filename").replaceAll(`(0,node_module.createRequire)(${url})`, "(0,node_module.createRequire)(__filename)");
+  if (rewritten === text) throw new Error(`bundle-cli: no fileURLToPath(import.meta.url) written as ${url} found: update pathsNotUrls`);
+  return rewritten;
+}
+
+/**
  * Non-ASCII characters (×, ≤, — in messages and comments) as \u escapes, which mean the same in
  * strings, templates, regular expressions, identifiers and comments: an ASCII file is read as
  * latin1 into a one-byte string, a few milliseconds less at every start than UTF-8 into two-byte.
@@ -112,7 +127,7 @@ if (errors.length > 0) throw new Error(`bundle-cli: ${errors[0].message}`);
 // which filled the young generation and cost a scavenge at every start (0.4-5 ms, with the 0.5 MB
 // string copied; docs/benchmarks.md, "Sixth round"). The file is a function expression, not a
 // module to require: bin/vramfit.js is its only reader.
-const code = asciiOnly(`(function (exports, require, module, __filename, __dirname) {${commanderNotice()}\n${compact}\n})`);
+const code = asciiOnly(`(function (exports, require, module, __filename, __dirname) {${commanderNotice()}\n${pathsNotUrls(compact)}\n})`);
 // The first line names the content, so a code cache made from another build is never used for this one.
 const hash = createHash("sha256").update(code).digest("hex").slice(0, 16);
 writeFileSync(BUNDLE, `// vramfit-cli ${hash}\n${code}`);
