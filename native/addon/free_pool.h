@@ -171,15 +171,20 @@ class FreePool {
 
  private:
   static constexpr int kClassBits = 6;  // 2^6 classes per power of two
-  static constexpr int kClasses = 64 << kClassBits;
+  // Powers of two from 2^9 (kMinBlockSize: no size is smaller) to 2^40 (1 TiB) have classes of
+  // their own; larger sizes share the last class (ordered in its list all the same). 32 rather
+  // than 64 powers: head_ is filled on every replay, and half as many of its pages are touched.
+  static constexpr int kLowestPower = 9;
+  static constexpr int kPowers = 32;
+  static constexpr int kClasses = kPowers << kClassBits;
 
   // A class per (power of two, next kClassBits bits), read off the double's own bits: a positive
-  // double's bit pattern is monotone in its value, so the classes partition the order. Sizes below
-  // 1 byte share the first class and those at or above 2^64 the last (none occur: sizes are ≥ 512 B).
+  // double's bit pattern is monotone in its value, so the classes partition the order (clamped at
+  // both ends, they still do).
   static int ClassOf(double size) {
     uint64_t bits;
     std::memcpy(&bits, &size, sizeof bits);
-    const int64_t c = static_cast<int64_t>(bits >> (52 - kClassBits)) - (int64_t{1023} << kClassBits);
+    const int64_t c = static_cast<int64_t>(bits >> (52 - kClassBits)) - (int64_t{1023 + kLowestPower} << kClassBits);
     return c < 0 ? 0 : c >= kClasses ? kClasses - 1 : static_cast<int>(c);
   }
 
@@ -192,7 +197,7 @@ class FreePool {
     const int word = from >> 6;
     const uint64_t here = occupied_[word] & (~uint64_t{0} << (from & 63));
     if (here != 0) return word * 64 + __builtin_ctzll(here);
-    const uint64_t above = word == 63 ? 0 : summary_ & (~uint64_t{0} << (word + 1));  // a shift by 64 is undefined
+    const uint64_t above = summary_ & ((~uint64_t{0} << word) << 1);  // two shifts: one by 64 is undefined
     if (above == 0) return -1;
     const int next = __builtin_ctzll(above);
     return next * 64 + __builtin_ctzll(occupied_[next]);

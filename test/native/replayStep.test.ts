@@ -86,4 +86,16 @@ describe("replayStep", () => {
     expect(freed).toBeGreaterThan(4);
     expect(failed).toBeGreaterThan(2);
   });
+
+  it("sizes past free_pool.h's last size class (2^41 B and more share it) replay as in TypeScript", () => {
+    // The random step's sizes times 2^20: 512 MiB to 64 TiB, below the last class and in it.
+    const step = randomStep(1500, 3);
+    const bytes = step.bytes.map((b) => b * 2 ** 20);
+    expect(bytes.filter((b) => b >= 2 ** 41).length).toBeGreaterThan(100);
+    const huge = { order: step.order, bytes };
+    const { allocatedPeakBytes: low, reservedPeakBytes: high } = replayAtCapacity(huge, Number.POSITIVE_INFINITY, undefined, { typescript: true });
+    for (const capacity of [Number.POSITIVE_INFINITY, (low + high) / 2]) {
+      expect(replayAtCapacity(huge, capacity, undefined, { segments: true }), `capacity ${capacity}`).toEqual(replayAtCapacity(huge, capacity, undefined, { segments: true, typescript: true }));
+    }
+  });
 });
