@@ -197,7 +197,7 @@ class StepReplay {
   void Free(int32_t id) {
     Block* const blocks = blocks_;
     Block& b = blocks[id];
-    FreePool<Block>& pool = *Pick(b.small != 0, &small_, &large_);
+    FreePool<Block>& pool = b.small ? small_ : large_;
     allocated_ -= b.size;
     b.allocated = 0;
     const int32_t before = b.prev;
@@ -226,7 +226,7 @@ class StepReplay {
   int32_t Malloc(double request) {
     const double size = kPlain || plainRounding_ ? (request < kMinBlockSize ? kMinBlockSize : CeilPositive(request / kMinBlockSize) * kMinBlockSize) : RoundSize(config_, request);
     const bool small = size <= kSmallSize;
-    FreePool<Block>& pool = *Pick(small, &small_, &large_);
+    FreePool<Block>& pool = small ? small_ : large_;
     int32_t id = pool.FirstAtLeast(blocks_, size);
     if (!kPlain && id >= 0) {
       const double s = blocks_[id].size;
