@@ -73,22 +73,41 @@ export function allocationTrace(plan: MemoryPlan, batch: number): AllocationTrac
  * the batch last asked for, from the columns they were written from; and the tensors whose bytes
  * change with the batch.
  */
-const replayTraces = new WeakMap<readonly PlannedTensor[], { batch: number; trace: AllocationTrace; from: Float64Array; scaled: Int32Array }>();
+const replayTraces = new WeakMap<readonly PlannedTensor[], { batch: number; trace: AllocationTrace; from: Float64Array; scaled: ScaledTensors }>();
 
 /**
- * The tensors whose bytes depend on the batch: a per-sample size other than 0 (NaN included), and
- * a fixed size of -0 (-0 + 0 × batch is 0 for a batch ≥ 0, -0 below). Every other tensor's bytes
- * are its fixed bytes at every finite batch. A CNN's parameters, gradients and optimizer states
- * are most of its tensors (resnet152: 785 of 3,589 scale with the batch).
+ * The tensors whose bytes depend on the batch (`index`), with their fixed and per-sample bytes:
+ * a per-sample size other than 0 (NaN included), and a fixed size of -0 (-0 + 0 × batch is 0 for
+ * a batch ≥ 0, -0 below). Every other tensor's bytes are its fixed bytes at every finite batch. A
+ * CNN's parameters, gradients and optimizer states are most of its tensors (resnet152: 785 of
+ * 3,589 scale with the batch). The sizes are kept in plain arrays, not typed ones: in V8's
+ * interpreter, where this runs (once per batch a search tries, in a fresh process), every
+ * element read from a Float64Array is a new heap number, and a plain array of small integers
+ * hands out its elements as they are (resnet152's 17 batches: ~40,000 heap numbers, 0.6 MB of
+ * the garbage that made the command's six scavenges).
  */
-function scaledTensors(fixedBytes: Float64Array, perSampleBytes: Float64Array): Int32Array {
+interface ScaledTensors {
+  index: number[];
+  fixedBytes: number[];
+  perSampleBytes: number[];
+}
+
+function scaledTensors(fixedBytes: Float64Array, perSampleBytes: Float64Array): ScaledTensors {
+  const scaled: ScaledTensors = { index: [], fixedBytes: [], perSampleBytes: [] };
   // One pass and no calls (Object.is): it runs once per plan, cold.
-  const scaled = new Int32Array(perSampleBytes.length);
-  let k = 0;
   for (let i = 0; i < perSampleBytes.length; i++) {
-    if (perSampleBytes[i] !== 0 || (fixedBytes[i] === 0 && 1 / fixedBytes[i]! < 0)) scaled[k++] = i;
+    const perSample = perSampleBytes[i]!;
+    const fixed = fixedBytes[i]!;
+    if (perSample !== 0 || (fixed === 0 && 1 / fixed < 0)) {
+      scaled.index.push(i);
+      // A number read from a Float64Array is a heap number even when it is a small integer, and
+      // one in an array makes it an array of doubles: `x | 0` is the same integer as a small one.
+      // The same value either way (-0 kept as it is).
+      scaled.fixedBytes.push(fixed === (fixed | 0) && (fixed !== 0 || 1 / fixed > 0) ? fixed | 0 : fixed);
+      scaled.perSampleBytes.push(perSample === (perSample | 0) && (perSample !== 0 || 1 / perSample > 0) ? perSample | 0 : perSample);
+    }
   }
-  return scaled.subarray(0, k);
+  return scaled;
 }
 
 /**
@@ -109,11 +128,8 @@ export function replayTrace(plan: MemoryPlan, batch: number): AllocationTrace {
   const { bytes } = kept.trace;
   if (!Object.is(kept.batch, batch)) {
     if (Number.isFinite(kept.batch) && Number.isFinite(batch)) {
-      const { scaled } = kept;
-      for (let k = 0; k < scaled.length; k++) {
-        const i = scaled[k]!;
-        bytes[i] = fixedBytes[i]! + perSampleBytes[i]! * batch;
-      }
+      const { index, fixedBytes: fixed, perSampleBytes: perSample } = kept.scaled;
+      for (let k = 0; k < index.length; k++) bytes[index[k]!] = fixed[k]! + perSample[k]! * batch;
     } else for (let i = 0; i < bytes.length; i++) bytes[i] = fixedBytes[i]! + perSampleBytes[i]! * batch;
     kept.batch = batch;
   }
