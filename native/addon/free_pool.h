@@ -12,21 +12,10 @@
 #ifndef VRAMFIT_FREE_POOL_H
 #define VRAMFIT_FREE_POOL_H
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 namespace vramfit {
-
-// `yes` if `c`, else `no`, chosen without a branch: for a choice a branch predictor gets wrong
-// about half the time in a replay (whether a cached block has a neighbour in its class list), where
-// a compiler would emit a branch (GCC 12 did). Not for the choice of pool: picked so, the pool's
-// address is no longer a fixed offset and ResNet-152's step replayed 15 % slower (driver, best of 2,200).
-template <typename T>
-inline T* Pick(bool c, T* yes, T* no) {
-  const uintptr_t mask = uintptr_t{0} - static_cast<uintptr_t>(c);
-  return reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(yes) & mask) | (reinterpret_cast<uintptr_t>(no) & ~mask));
-}
 
 // One block of a segment (step_replay.h): the caching allocator's Block, by index. 40 bytes.
 struct Block {
@@ -117,21 +106,23 @@ class FreePool {
     summary_ |= uint64_t{1} << (c >> 6);
   }
 
-  // Takes a cached block out of the pool, without a branch on its neighbours: a missing one's
-  // link is written to a scratch slot instead (these were the replay's costliest branches).
+  // Takes a cached block out of the pool. (Without branches on its neighbours, a scratch slot
+  // taking a missing one's link, the random step's loop was ~4 % faster and ResNet-152's ~10 %
+  // slower, whose pools a branch predictor learns: scripts/replay-speed.mjs --loop, -O3.)
   void Remove(B* blocks, int32_t id) {
     const B& b = blocks[id];
-    const int32_t next = b.poolNext;
-    const int32_t prev = b.poolPrev;
+    if (b.poolNext >= 0) blocks[b.poolNext].poolPrev = b.poolPrev;
+    if (b.poolPrev >= 0) {
+      blocks[b.poolPrev].poolNext = b.poolNext;
+      return;
+    }
     const int c = b.sizeClass;
-    // (max(-1, 0): no pointer is formed outside the arena, even one never written through.)
-    *Pick(next >= 0, &blocks[std::max(next, 0)].poolPrev, &scratch_) = prev;
-    *Pick(prev >= 0, &blocks[std::max(prev, 0)].poolNext, &head_[c]) = next;
-    // The class is empty now where the block had neither neighbour (both negative).
-    const uint64_t emptied = static_cast<uint64_t>(static_cast<uint32_t>(prev & next) >> 31);
-    uint64_t& word = occupied_[c >> 6];
-    word &= ~(emptied << (c & 63));
-    summary_ &= ~(static_cast<uint64_t>(word == 0) << (c >> 6));
+    head_[c] = b.poolNext;
+    if (b.poolNext < 0) {
+      uint64_t& word = occupied_[c >> 6];
+      word &= ~(uint64_t{1} << (c & 63));
+      if (word == 0) summary_ &= ~(uint64_t{1} << (c >> 6));
+    }
   }
 
   // A cached block's new key (smaller: the rest of a split): it stays where it is when its class
@@ -208,7 +199,6 @@ class FreePool {
   alignas(8) int32_t head_[kClasses];
   uint64_t occupied_[kClasses / 64] = {};  // bit c: class c holds blocks
   uint64_t summary_ = 0;                   // bit w: occupied_[w] is not 0
-  int32_t scratch_ = 0;                    // Remove's write for a missing neighbour
 };
 
 }  // namespace vramfit
