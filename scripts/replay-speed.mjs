@@ -27,12 +27,13 @@
 // object made), then the minor page faults of a direct call of the addon on the random
 // 10,000-event step (the replay's own memory and code) and of replayAtCapacity's first call on it
 // in another process (JavaScript included).
-//   node scripts/replay-speed.mjs --loop [--runs N] [--cachegrind]
-// times the native loop alone: compiles a small C++ driver (c++ -O2) over this checkout's
-// native/addon/step_replay.h, replays the random 10,000-event step N times (default 400) in one
-// process and prints the best and median; with --cachegrind, runs it under valgrind's cachegrind
-// (10 replays against none) and prints the instructions and simulated branch mispredictions of
-// one replay.
+//   node scripts/replay-speed.mjs --loop [--runs N] [--against DIR] [--cachegrind]
+// times the native loop alone: compiles a small C++ driver (c++ -O3, as the addon) over this
+// checkout's native/addon/step_replay.h (and DIR's), replays the random 10,000-event step and
+// ResNet-152's step (batch 64, from this checkout's build) N times (default 200) in one process,
+// 9 rounds alternating the checkouts, and prints the best and the median of the rounds' medians;
+// with --cachegrind, runs each under valgrind's cachegrind (10 replays against none) and prints
+// the instructions and simulated branch mispredictions of one replay.
 //   node scripts/replay-speed.mjs --cli [--against DIR] [--runs N] [--allocator KIND]
 // times the whole `vramfit batch --model resnet152 [--allocator KIND]` (no GPU: four catalog GPUs answered
 // analytically) of this checkout (and of the checkout DIR, interleaved): the process's CPU time
@@ -258,41 +259,75 @@ int main(int argc, char** argv) {
 }
 `;
 
-/** --loop: the native loop alone, in a C++ driver (timed, or counted by cachegrind). */
-function loopSpeed() {
+/** ResNet-152's training step at batch 64 from a checkout's build (the worker's case "resnet152"). */
+async function resnetTrace(checkout) {
+  const { buildPlan } = await import(pathToFileURL(resolve(checkout, "dist/plan/buildPlan.js")).href);
+  const { allocationTrace } = await import(pathToFileURL(resolve(checkout, "dist/step/allocationTrace.js")).href);
+  const { presetWorkload } = await import(pathToFileURL(resolve(checkout, "dist/workload/presets.js")).href);
+  return allocationTrace(buildPlan(presetWorkload("resnet152"), { mode: "train", precision: "amp", optimizer: "adamw" }), 64);
+}
+
+/** --loop: the native loop alone, in a C++ driver (timed, or counted by cachegrind), for this checkout and --against's, on the random step and ResNet-152's. */
+async function loopSpeed() {
   const dir = mkdtempSync(resolve(tmpdir(), "replay-loop-"));
   try {
-    const { order, bytes } = randomTrace();
-    writeFileSync(resolve(dir, "order.bin"), Buffer.from(order.buffer));
-    writeFileSync(resolve(dir, "bytes.bin"), Buffer.from(bytes.buffer));
+    const steps = { "random 10,000-event step": randomTrace(), "ResNet-152 step, batch 64": await resnetTrace(root) };
+    Object.values(steps).forEach((step, k) => {
+      writeFileSync(resolve(dir, `order${k}.bin`), Buffer.from(step.order.buffer, step.order.byteOffset, step.order.byteLength));
+      writeFileSync(resolve(dir, `bytes${k}.bin`), Buffer.from(step.bytes.buffer, step.bytes.byteOffset, step.bytes.byteLength));
+    });
     writeFileSync(resolve(dir, "driver.cc"), LOOP_DRIVER);
-    const compiled = spawnSync("c++", ["-O2", "-std=c++17", "-I", resolve(root, "native/addon"), resolve(dir, "driver.cc"), "-o", resolve(dir, "driver")], { encoding: "utf8" });
-    if (compiled.status !== 0) throw new Error(`c++: ${compiled.stderr}`);
-    const driver = (replays, prefix = []) => {
-      const [command, ...rest] = [...prefix, resolve(dir, "driver"), String(replays), resolve(dir, "order.bin"), resolve(dir, "bytes.bin")];
+    // -O3, as the addon's Release build compiles native/addon.
+    const checkouts = args.against === undefined ? [root] : [resolve(args.against), root];
+    checkouts.forEach((checkout, i) => {
+      const compiled = spawnSync("c++", ["-O3", "-std=c++17", "-I", resolve(checkout, "native/addon"), resolve(dir, "driver.cc"), "-o", resolve(dir, `driver${i}`)], { encoding: "utf8" });
+      if (compiled.status !== 0) throw new Error(`c++ (${checkout}): ${compiled.stderr}`);
+    });
+    const driver = (i, k, replays, prefix = []) => {
+      const [command, ...rest] = [...prefix, resolve(dir, `driver${i}`), String(replays), resolve(dir, `order${k}.bin`), resolve(dir, `bytes${k}.bin`)];
       return spawnSync(command, rest, { encoding: "utf8" });
     };
     const load = loadavg()[0];
+    const names = Object.keys(steps);
     if (!args.cachegrind) {
-      const [best, median] = driver(args.runs === "15" ? 400 : Number(args.runs)).stdout.trim().split(" ").map(Number);
-      console.log(`native loop, random 10,000-event step, no limit (${root}): best ${best.toFixed(1)} µs, median ${median.toFixed(1)} µs a replay; load average ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)}`);
+      // Rounds alternating the checkouts (each a process of `runs` replays): the best replay, and
+      // the median of the rounds' medians.
+      const replays = args.runs === "15" ? 200 : Number(args.runs);
+      const rounds = 9;
+      const times = checkouts.map(() => names.map(() => ({ best: Number.POSITIVE_INFINITY, medians: [] })));
+      for (let round = 0; round < rounds; round++) {
+        for (let k = 0; k < names.length; k++) {
+          checkouts.forEach((_, i) => {
+            const [best, median] = driver(i, k, replays).stdout.trim().split(" ").map(Number);
+            times[i][k].best = Math.min(times[i][k].best, best);
+            times[i][k].medians.push(median);
+          });
+        }
+      }
+      console.log(`native loop, no limit, C++ driver (-O3), ${rounds} rounds of ${replays} replays a checkout, alternating; load average ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)}`);
+      checkouts.forEach((checkout, i) => names.forEach((name, k) => {
+        const medians = [...times[i][k].medians].sort((x, y) => x - y);
+        console.log(`${checkout}  ${name}: best ${times[i][k].best.toFixed(1)} µs, median ${medians[medians.length >> 1].toFixed(1)} µs a replay`);
+      }));
       return;
     }
-    const counts = (replays) => {
-      const run = driver(replays, ["valgrind", "--tool=cachegrind", "--branch-sim=yes", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]);
+    const counts = (i, k, replays) => {
+      const run = driver(i, k, replays, ["valgrind", "--tool=cachegrind", "--branch-sim=yes", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]);
       const number = (label) => Number(new RegExp(`${label}:\\s+([\\d,]+)`).exec(run.stderr)?.[1]?.replaceAll(",", "") ?? Number.NaN);
       return { instructions: number("I\\s+refs"), mispredicts: number("Mispredicts") };
     };
-    const ten = counts(10);
-    const none = counts(0);
-    console.log(`native loop, random 10,000-event step, no limit (${root}), cachegrind: ${Math.round((ten.instructions - none.instructions) / 10)} instructions and ${Math.round((ten.mispredicts - none.mispredicts) / 10)} simulated branch mispredictions a replay`);
+    checkouts.forEach((checkout, i) => names.forEach((name, k) => {
+      const ten = counts(i, k, 10);
+      const none = counts(i, k, 0);
+      console.log(`${checkout}  ${name}, cachegrind: ${Math.round((ten.instructions - none.instructions) / 10)} instructions and ${Math.round((ten.mispredicts - none.mispredicts) / 10)} simulated branch mispredictions a replay`);
+    }));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (args.loop) {
-  loopSpeed();
+  await loopSpeed();
 } else if (args.edgeWorker !== undefined) {
   process.stdout.write(`${JSON.stringify(await edgeWorker(args.edgeWorker))}\n`);
 } else if (args.edges) {
