@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 const SECTIONS = ["commands", "api", "native", "search", "modelMiss", "jobRuns"];
 /** Sections run only when --sections names them: they need more than the build outputs. */
 const OPTIONAL_SECTIONS = ["trace"];
-const USAGE = `usage: node scripts/bench.mjs [--sections LIST] [--runs N] [--quick] [--json] [--out FILE]
+const USAGE = `usage: node scripts/bench.mjs [--sections LIST] [--runs N] [--commands IDS] [--against DIR] [--quick] [--json] [--out FILE]
 
 Times what users call, on the build outputs (run \`npm run build\` first), and counts probes.
 Sections (all by default; --sections takes a comma-separated list):
@@ -36,6 +36,11 @@ Only when named (--sections trace):
 Options:
   --sections LIST  which sections to run (${[...SECTIONS, ...OPTIONAL_SECTIONS].join(",")})
   --runs N         runs of each command (default 9; 3 with --quick)
+  --commands IDS   commands: only these rows, comma-separated (raw, preset, presetJson, advice,
+                   noAdvice, advice1Gpu, advice8Gpus, gpusFit, checkGpt3)
+  --against DIR    commands: another checkout, built (a worktree of main, say): after each run of
+                   node -e 0 both builds run the command, in turns first, so the two are timed
+                   side by side under the same load; DIR's median and ratio in the last columns
   --quick          fewer runs, calls and cases (what test/cli/bench.test.ts runs)
   --json           print the JSON report instead of the tables
   --out FILE       also write the JSON report to FILE
@@ -57,6 +62,8 @@ try {
       quick: { type: "boolean", default: false },
       runs: { type: "string" },
       sections: { type: "string" },
+      commands: { type: "string" },
+      against: { type: "string" },
       help: { type: "boolean", default: false },
       // Internal: run only the search sweep against a simulator with this granularity, JSON on stdout.
       "sweep-worker": { type: "string" },
@@ -212,8 +219,22 @@ function childrenCpuMs() {
   }
 }
 
+/** The other checkout's CLI for --against (its bin/vramfit.js), or undefined. */
+const againstCli = args.against === undefined ? undefined : resolve(args.against, "bin", "vramfit.js");
+if (againstCli !== undefined && !existsSync(againstCli)) {
+  process.stderr.write(`bench: --against: expected a checkout with bin/vramfit.js, got ${args.against}\n`);
+  process.exit(2);
+}
+const onlyCommands = args.commands?.split(",").map((id) => id.trim());
+for (const id of onlyCommands ?? []) {
+  if (!COMMANDS.some((c) => c.id === id)) {
+    process.stderr.write(`bench: --commands: no command "${id}" (known: ${COMMANDS.map((c) => c.id).join(", ")})\n`);
+    process.exit(2);
+  }
+}
+
 function commandTimes(runs) {
-  const commands = quick ? COMMANDS.filter((c) => QUICK_COMMANDS.includes(c.id)) : COMMANDS;
+  const commands = COMMANDS.filter((c) => (onlyCommands === undefined ? !quick || QUICK_COMMANDS.includes(c.id) : onlyCommands.includes(c.id)));
   // A bare environment, the same for all: no driver variables, nothing the CLI could pick up
   // (the simulated GPUs' rows add theirs). The CLI's code cache (bin/vramfit.js) in a folder of
   // this run's own: in a shared ~/.cache/vramfit, other checkouts' builds evict it (16 kept), and
@@ -229,7 +250,7 @@ function commandTimes(runs) {
     if (run.status !== 0 && run.status !== 1 && !(allowUsageError && run.status === 2)) throw new Error(`${argv.join(" ")} exited ${run.status}: ${run.stderr}`);
     return { ms, cpuMs: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore, stdout: run.stdout, stderr: run.stderr, status: run.status };
   };
-  const rows = commands.map((c) => ({ ...c, argv: [cli, ...c.args], envAll: { ...bare, ...c.env }, ms: [], cpuMs: [], nodeMs: [], nodeCpuMs: [], ratios: [], load: [] }));
+  const rows = commands.map((c) => ({ ...c, argv: [cli, ...c.args], envAll: { ...bare, ...c.env }, ms: [], cpuMs: [], nodeMs: [], nodeCpuMs: [], ratios: [], load: [], againstMs: [], againstRatios: [] }));
   // One unmeasured run of each fills the page cache and the CLI's code cache; then each run of a
   // command follows a run of `node -e 0`, and the commands take turns.
   time(["-e", "0"], bare);
@@ -239,12 +260,25 @@ function commandTimes(runs) {
     // A build without the command's option (an older commit, benchmarked for comparison) exits 2: not timed.
     if (first.status === 2) row.unsupported = first.stderr.trim();
     else row.answer = row.args.includes("--json") ? summarize(JSON.parse(first.stdout)) : undefined;
+    if (againstCli !== undefined && row.unsupported === undefined) {
+      const other = time([againstCli, ...row.args], row.envAll, { allowUsageError: true });
+      if (other.status === 2) row.againstUnsupported = other.stderr.trim();
+    }
   }
   for (let i = 0; i < runs; i += 1) {
     for (const row of rows) {
       if (row.unsupported !== undefined) continue;
       const node = time(["-e", "0"], bare);
+      // With --against, the other build runs right after this node -e 0 too (both ratios from one
+      // minute's host), first in every other round so that neither always follows the other.
+      const compared = againstCli !== undefined && row.againstUnsupported === undefined;
+      const otherFirst = compared && i % 2 === 1 ? time([againstCli, ...row.args], row.envAll) : undefined;
       const command = time(row.argv, row.envAll);
+      const other = compared ? (otherFirst ?? time([againstCli, ...row.args], row.envAll)) : undefined;
+      if (other !== undefined) {
+        row.againstMs.push(other.ms);
+        row.againstRatios.push(other.ms / node.ms);
+      }
       row.nodeMs.push(node.ms);
       row.ms.push(command.ms);
       if (node.cpuMs !== undefined) row.nodeCpuMs.push(node.cpuMs);
@@ -268,6 +302,8 @@ function commandTimes(runs) {
     loadAverage: round(median(row.load), 2),
     ms: row.ms.map((x) => round(x, 2)),
     nodeMs: row.nodeMs.map((x) => round(x, 2)),
+    ...(row.againstMs.length > 0 && { against: { cli: againstCli, medianMs: round(median(row.againstMs), 2), ratio: round(median(row.againstRatios), 2), ms: row.againstMs.map((x) => round(x, 2)) } }),
+    ...(row.againstUnsupported !== undefined && { against: { cli: againstCli, unsupported: row.againstUnsupported } }),
     ...(row.goal && { goal: row.goal }),
   }));
   for (const row of out) {
@@ -563,7 +599,10 @@ function renderTables(r) {
   if (r.commands) {
     const c = r.commands;
     out.push(`\nthe CLI per command: ${c.runs} runs each, every one right after a run of node -e 0; ratio = median of the paired ratios; CPU = user + system (medians); load = the 1-minute load average (median over its runs)\n`);
-    out.push(table(["command", "median ms", "CPU ms", "node -e 0 ms", "its CPU ms", "load", "× node -e 0", "goal", "measured", "met"], c.rows.map((x) => x.unsupported !== undefined ? [x.command, `not run: exit ${x.exitStatus}`, "-", "-", "-", "-", "-", "-", "-", "-"] : [
+    const against = c.rows.some((x) => x.against !== undefined);
+    if (against) out.push(`after each node -e 0 the command ran on this build and on ${c.rows.find((x) => x.against)?.against.cli} (in turns first): "against" columns\n`);
+    const againstCells = (x) => (!against ? [] : x.against === undefined ? ["-", "-"] : x.against.unsupported !== undefined ? ["not run: exit 2", "-"] : [x.against.medianMs, `${x.against.ratio}×`]);
+    out.push(table(["command", "median ms", "CPU ms", "node -e 0 ms", "its CPU ms", "load", "× node -e 0", "goal", "measured", "met", ...(against ? ["against ms", "against × node -e 0"] : [])], c.rows.map((x) => x.unsupported !== undefined ? [x.command, `not run: exit ${x.exitStatus}`, "-", "-", "-", "-", "-", "-", "-", "-", ...againstCells(x)] : [
       `${x.command}${x.env ? ` (${x.note})` : ""}`,
       x.medianMs,
       x.medianCpuMs,
@@ -574,6 +613,7 @@ function renderTables(r) {
       x.goalText,
       x.measured === undefined ? undefined : x.goal.ms !== undefined ? `${x.measured} ms` : `${x.measured}×`,
       x.met === undefined ? undefined : x.met ? "yes" : "NO",
+      ...againstCells(x),
     ])));
   }
   if (r.api) {
