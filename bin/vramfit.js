@@ -6,7 +6,7 @@
 // an ES module entry would load Node's ES module loader, which costs a few milliseconds more.
 "use strict";
 const { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } = require("node:fs");
-const { createRequire } = require("node:module");
+const { createRequire, wrap } = require("node:module");
 const { dirname, join } = require("node:path");
 const { Script } = require("node:vm");
 
@@ -32,35 +32,19 @@ function fnv1a(text) {
 }
 
 /**
- * What this run's code cache is for: the command, the names of the options given, and the model
- * named. A cache holds the functions the run that made it compiled, and a cache made by another
- * kind of run leaves this one compiling the rest at every start: one made by `vramfit models` left
- * `batch` at 1.8x a bare Node's start against 1.6x with its own; one made by `batch --params ...`
- * left `batch --model resnet152` compiling its CNN plan, some 15 ms of every start
- * (docs/benchmarks.md, "Sixth round"). The options' values do not change which code runs, except
- * the model's (a CNN's plan and a transformer's are different code). The command is kept readable
- * in the name; the rest is a hash. Whatever is not a plain word shares one cache; a usage error
- * (exit 2) makes none, so a typo leaves no file behind.
+ * The command this run is for, which names its code cache: a cache holds the functions the run
+ * that made it compiled, so one made by `vramfit models` left `batch` to compile most of its code
+ * at every start (1.8× a bare Node's start against 1.6×, docs/benchmarks.md). Whatever is not a
+ * plain word shares one cache; a usage error (exit 2) makes none, so a typo leaves no file behind.
  */
-function cacheKey() {
-  const args = process.argv.slice(2);
-  const word = args.find((arg) => !arg.startsWith("-"));
-  const command = word !== undefined && /^[a-z]{1,16}$/.test(word) ? word : "none";
-  const names = new Set();
-  let model = "";
-  args.forEach((arg, i) => {
-    if (!arg.startsWith("-")) return;
-    const equals = arg.indexOf("=");
-    const name = equals < 0 ? arg : arg.slice(0, equals);
-    names.add(name);
-    if (name === "--model") model = equals < 0 ? args[i + 1] ?? "" : arg.slice(equals + 1);
-  });
-  return `${command}-${fnv1a(`${[...names].sort().join(" ")}\n${model}`)}`;
+function commandName() {
+  const word = process.argv.slice(2).find((arg) => !arg.startsWith("-"));
+  return word !== undefined && /^[a-z]{1,16}$/.test(word) ? word : "none";
 }
 
 /**
  * Where this bundle's code cache lives: $XDG_CACHE_HOME/vramfit or ~/.cache/vramfit, one file per
- * build of the bundle (the hash on its first line), kind of run (cacheKey) and Node binary. V8 checks its own version
+ * build of the bundle (the hash on its first line), command and Node binary. V8 checks its own version
  * and flags before it takes a cache, but not which build of that version made it, and a cache from
  * another build can crash it (one from an arm64 Node does, in an x64 Node of the same version):
  * hence the binary's path, size and time in the name. Undefined where there is nowhere to put it.
@@ -72,7 +56,7 @@ function cachePath() {
     const node = statSync(process.execPath);
     const binary = fnv1a(`${process.execPath}:${node.size}:${node.mtimeMs}:${process.versions.v8}`);
     const base = process.env.XDG_CACHE_HOME || join(process.env.HOME || require("node:os").homedir(), ".cache");
-    return join(base, "vramfit", `cli-${build}-${cacheKey()}-${process.version}-${process.arch}-${binary}.v8cache`);
+    return join(base, "vramfit", `cli-${build}-${commandName()}-${process.version}-${process.arch}-${binary}.v8cache`);
   } catch {
     return undefined; // no home directory, say: run without a cache
   }
@@ -116,8 +100,7 @@ try {
 } catch {
   // first run of this build with this Node
 }
-// The bundle is a function expression already (scripts/bundle-cli.mjs): no second copy to compile.
-const script = new Script(source, { filename: bundle, cachedData });
+const script = new Script(wrap(source), { filename: bundle, cachedData });
 const cli = { exports: {} };
 script.runInThisContext()(cli.exports, createRequire(bundle), cli, bundle, dirname(bundle));
 cli.exports.run(process.argv.slice(2)).then((status) => {
