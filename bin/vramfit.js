@@ -6,7 +6,7 @@
 // an ES module entry would load Node's ES module loader, which costs a few milliseconds more.
 "use strict";
 const { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } = require("node:fs");
-const { createRequire, wrap } = require("node:module");
+const { createRequire } = require("node:module");
 const { dirname, join } = require("node:path");
 const { Script } = require("node:vm");
 
@@ -100,7 +100,8 @@ try {
 } catch {
   // first run of this build with this Node
 }
-const script = new Script(wrap(source), { filename: bundle, cachedData });
+// The bundle is a function expression already (scripts/bundle-cli.mjs): no second copy to compile.
+const script = new Script(source, { filename: bundle, cachedData });
 const cli = { exports: {} };
 script.runInThisContext()(cli.exports, createRequire(bundle), cli, bundle, dirname(bundle));
 cli.exports.run(process.argv.slice(2)).then((status) => {
