@@ -2,6 +2,11 @@
 // autograd_exit_order.c): the device thread releases the last GraphTask of a backward pass while the main
 // thread is in Py_FinalizeEx, and dies in std::terminate. The job of simulatedGpu.test.ts's search aborted so
 // once in ~17 CI runs (exit 134, no counters file); train_mlp_joined.py's barrier is what it runs now.
+// The stack, from a core of the unforced race (SCHED_IDLE autograd threads beside CPU hogs) and of the forced one
+// alike: thread pt_autograd_0 in Engine::thread_main releasing the last GraphTask → ~ThreadLocalState →
+// shared_ptr<SafePyObject> → ConcretePyInterpreterVTable::decref → gil_scoped_acquire → take_gil →
+// PyThread_exit_thread → pthread_exit → _Unwind_ForcedUnwind → __gxx_personality_v0 → std::terminate; the main
+// thread in Py_FinalizeEx (PyGC_Collect, Python/pylifecycle.c:1830, after the runtime was marked finalizing).
 // Needs VRAMFIT_TORCH_CUDA_PYTHON (.ci/python-envs.sh) and cc; skips with one line without them.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";

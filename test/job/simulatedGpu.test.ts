@@ -17,7 +17,10 @@ const skip = python === undefined || python === "" ? "VRAMFIT_TORCH_CUDA_PYTHON 
 if (skip !== undefined) console.log(`test/job/simulatedGpu.test.ts skips: ${skip}`);
 const MiB = 2 ** 20;
 const scratch = mkdtempSync(join(tmpdir(), "vramfit-simulated-"));
-const example = join(root, "examples", "pytorch", "train_mlp.py");
+// examples/pytorch/train_mlp.py with a barrier on torch's autograd device thread before it exits: without it, a
+// run aborted at exit once in ~17 CI runs (a torch 2.14.1 race that the simulated GPU's instant kernels make
+// likelier; test/fixtures/simulated/autograd_join.py says why, autogradExitRace.test.ts forces it).
+const job = join(root, "test", "fixtures", "simulated", "train_mlp_joined.py");
 
 /** Runs a Python script under the stubs, as a simulated `gpu`, and parses its last line as JSON. */
 function runSimulated(gpu: string, script: string, args: string[] = []): Record<string, unknown> {
@@ -72,11 +75,7 @@ describe.skipIf(skip !== undefined)("PyTorch on a simulated GPU", () => {
     const env = { ...process.env, ...simulatedRunEnv(sim, join(scratch, "every"), process.env), CUDA_VISIBLE_DEVICES: "0" };
     const every = spawnCollected(python!, [join(root, "test", "fixtures", "simulated", "every_batch.py"), join(root, "examples", "pytorch"), "16384", "1"], { env }).finished;
     const args = ["--seq", "16384", "--steps", "1"];
-    // The example's job, with a barrier on torch's autograd device thread before it exits: without it, a run
-    // aborted at exit once in ~17 CI runs (a torch 2.14.1 race that the simulated GPU's instant kernels make
-    // likelier; the fixture says why, autogradExitRace.test.ts forces it). every_batch.py's children leave by
-    // os._exit, before any of it.
-    const job = join(root, "test", "fixtures", "simulated", "train_mlp_joined.py");
+    // every_batch.py's children leave by os._exit: no barrier needed (see `job`).
     const search = await runJson<{ batchSize: number; source: string; runs: number; device: { name: string }; simulation: { gpu: string; torch: string } }>(
       ["batch", "--exec", `${python} ${job} --batch-size {batch} ${args.join(" ")}`, "--gpu", "T4", "--python", python!, "--json"],
       { ...(process.env as Record<string, string>) },
@@ -91,7 +90,7 @@ describe.skipIf(skip !== undefined)("PyTorch on a simulated GPU", () => {
   }, 600_000);
 
   it("a job that reads its loss with .item() is warned, with the bytes it read", async () => {
-    const run = await runCli(["check", "--exec", `${python} ${example} --batch-size 1 --seq 256 --steps 1 --item`, "--batch", "1", "--gpu", "T4", "--python", python!], { ...(process.env as Record<string, string>) });
+    const run = await runCli(["check", "--exec", `${python} ${job} --batch-size 1 --seq 256 --steps 1 --item`, "--batch", "1", "--gpu", "T4", "--python", python!], { ...(process.env as Record<string, string>) });
     expect(run.status).toBe(0);
     expect(run.stderr).toMatch(/warning: the job read 4 B \(4 bytes\) back from the simulated GPU/);
   }, 300_000);
