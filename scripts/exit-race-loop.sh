@@ -1,27 +1,34 @@
 #!/usr/bin/env bash
 # Loops a training job on the simulated T4 (the stubs, as `vramfit batch --exec --gpu T4` runs it) and counts
 # the runs that abort at exit (torch 2.14.1's autograd exit race: test/fixtures/simulated/train_mlp_joined.py).
-#   scripts/exit-race-loop.sh [--runs N] [--joined] [--idle-autograd] [--batch B]
+#   scripts/exit-race-loop.sh [--runs N] [--joined] [--idle-autograd] [--hogs H] [--batch B]
 #     --joined         run train_mlp_joined.py (the barrier) instead of examples/pytorch/train_mlp.py
 #     --idle-autograd  make torch's autograd device threads SCHED_IDLE (a preloaded library built here), so that
 #                      beside other work they lag behind the main thread: the race's order, often, not always
+#     --hogs H         H CPU hogs (`yes > /dev/null`) beside the runs, as CI's loaded runs have; ended at exit
 # Needs VRAMFIT_TORCH_CUDA_PYTHON, a built tree (npm run build) and cc. Prints one line per run, then the count.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-runs=10 job="$root/examples/pytorch/train_mlp.py" idle=0 batch=12
+runs=10 job="$root/examples/pytorch/train_mlp.py" idle=0 batch=12 hogs=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --joined) job="$root/test/fixtures/simulated/train_mlp_joined.py"; shift ;;
     --idle-autograd) idle=1; shift ;;
     --batch) batch=$2; shift 2 ;;
-    *) echo "exit-race-loop.sh: unknown option $1 (expected --runs N, --joined, --idle-autograd, --batch B)" >&2; exit 2 ;;
+    --hogs) hogs=$2; shift 2 ;;
+    *) echo "exit-race-loop.sh: unknown option $1 (expected --runs N, --joined, --idle-autograd, --hogs H, --batch B)" >&2; exit 2 ;;
   esac
 done
 python=${VRAMFIT_TORCH_CUDA_PYTHON:?VRAMFIT_TORCH_CUDA_PYTHON is unset (source .ci/python-envs.sh)}
 stubs="$root/build/Release/stubs/cuda13"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+hog_pids=()
+trap 'rm -rf "$work"; [[ ${#hog_pids[@]} -eq 0 ]] || kill "${hog_pids[@]}"' EXIT
+for _ in $(seq 1 "$hogs"); do
+  yes >/dev/null &
+  hog_pids+=($!)
+done
 preload="$stubs/libcuda.so.1 $stubs/libcudart.so.13 $stubs/libcublasLt.so.13 $stubs/libcublas.so.13 $stubs/libcudnn.so.9"
 if [[ $idle -eq 1 ]]; then
   cat >"$work/idle.c" <<'EOF'
@@ -53,4 +60,4 @@ for i in $(seq 1 "$runs"); do
   echo "run $i: exit $status, counters files $counters$(grep -q 'terminate called without an active exception' "$work/err" && echo ', terminate called without an active exception')"
   [[ $status -eq 134 ]] && aborted=$((aborted + 1))
 done
-echo "$aborted of $runs runs aborted ($(basename "$job"), batch $batch$([[ $idle -eq 1 ]] && echo ', autograd threads SCHED_IDLE'))"
+echo "$aborted of $runs runs aborted ($(basename "$job"), batch $batch$([[ $idle -eq 1 ]] && echo ', autograd threads SCHED_IDLE'), $hogs hogs)"
