@@ -43,7 +43,7 @@ export function cnnPlan(workload: CnnWorkload, setup: ResolvedSetup): MemoryPlan
   const groups = reference.parameterGroups.map((g) => ({ ...g, tensorParallelCount: 0 }));
   const host = hostStateTensors(groups, setup);
   let phases: string[] | undefined;
-  const tensors: PlannedTensor[] = [];
+  let tensors: PlannedTensor[];
   if (setup.mode === "train") {
     // The step as a timeline (src/plan/cnnStep.ts); full checkpointing (torch.utils.checkpoint
     // around every top-level layer) recomputes each layer when backward reaches it.
@@ -55,16 +55,22 @@ export function cnnPlan(workload: CnnWorkload, setup: ResolvedSetup): MemoryPlan
       return tape.timeline(setup.checkpointing === "full" ? { recomputed: (op) => op.stage < tape.lossStage } : {});
     });
     phases = step.phases.names;
-    tensors.push(...modelStateTensors(groups, setup, { ...step, largestTensorElements: run.largestTensorElements }), ...step.tensors);
+    // The timeline's tensors are non-empty already (TrainingTape.timeline leaves the empty out):
+    // only the states are filtered, not the step's thousands again, cold, in every plan.
+    const states = modelStateTensors(groups, setup, { ...step, largestTensorElements: run.largestTensorElements });
+    tensors = states.filter(nonEmpty).concat(step.tensors);
   } else {
-    tensors.push(...modelStateTensors(groups, setup), { name: "workspace.forward_peak", category: "workspace", fixedBytes: 0, perSampleBytes: run.inferencePeakElements * e });
+    const workspace: PlannedTensor = { name: "workspace.forward_peak", category: "workspace", fixedBytes: 0, perSampleBytes: run.inferencePeakElements * e };
+    tensors = [...modelStateTensors(groups, setup), workspace].filter(nonEmpty);
   }
 
   return {
     description: `${workload.name}: ${reference.parameterCount} parameters; ${describeSetup({ ...setup, image: imageSize }, { transformer: false })}`,
     parameterCount: reference.parameterCount,
     ...(phases !== undefined && { phases }),
-    tensors: tensors.filter((t) => t.fixedBytes > 0 || t.perSampleBytes > 0),
+    tensors,
     ...(host !== undefined && { host }),
   };
 }
+
+const nonEmpty = (t: PlannedTensor): boolean => t.fixedBytes > 0 || t.perSampleBytes > 0;
