@@ -11,7 +11,7 @@ import type { DeviceSummary } from "../fit/target.js";
 import { jobDevices, measureFree, nvmlReader, withJobDevicesLocked, type DeviceChoice, type JobDevice } from "./jobDevices.js";
 import { samplePeaks, usedBytesNow } from "./peakSampler.js";
 import { DEFAULT_RUN_TIMEOUT_MS, runJobAtBatch, type JobRun } from "./runJob.js";
-import { prepareSimulatedGpu, readSimulatedRun, simulatedRunEnv, type SimulatedGpu, type SimulateOptions } from "./simulatedGpu.js";
+import { prepareSimulatedGpu, readSimulatedRun, simulatedRunEnv, withExitRaceHint, type SimulatedGpu, type SimulateOptions } from "./simulatedGpu.js";
 
 export interface JobSessionOptions extends BudgetLimits, JobModelOptions {
   /** The GPU(s) the job runs on: a CUDA ordinal (default 0), a list, or `all` (a run fits only if it fits on every one). */
@@ -243,6 +243,8 @@ async function simulatedSession<T>(
       env: { ...env, ...simulatedRunEnv(gpu, prefix, env) },
       visibleDevices: "0",
       ...(options.signal !== undefined && { signal: options.signal }),
+    }).catch((error: unknown) => {
+      throw withExitRaceHint(error);
     });
     const report = readSimulatedRun(prefix);
     // A run that fitted only because its allocator, refused by the device, freed its cache and

@@ -9,6 +9,7 @@ import { findGpu, type CatalogGpu } from "../devices/catalog.js";
 import { multiprocessorsOf, type Multiprocessors } from "../devices/multiprocessors.js";
 import { VramfitError } from "../errors.js";
 import { readElfDynamic } from "./elfSymbols.js";
+import { JobRunError } from "./runJob.js";
 
 /** `findMaxBatchByRunning(command, { simulate })`: run the job on a simulated catalog GPU. */
 export interface SimulateOptions {
@@ -188,4 +189,22 @@ export function readSimulatedRun(reportPrefix: string): SimulatedRunReport {
   deviceToHostBytes += touched["cublas.deviceToHostBytes"] ?? 0;
   delete touched["cublas.deviceToHostBytes"];
   return { peakBytes, failedMallocs, deviceToHostBytes, touched };
+}
+
+// What libstdc++ prints when a thread is ended inside a noexcept function: torch 2.14.1's autograd device thread,
+// released at the interpreter's exit while it drops a backward pass's last graph task (docs/exec.md, "A job can
+// abort at its exit"; test/job/autogradExitRace.test.ts).
+const EXIT_RACE_LINE = "terminate called without an active exception";
+
+/**
+ * A simulated run that aborted (SIGABRT, or a shell's 134) after libstdc++'s line for that: the message adds that it
+ * is likely torch's exit race, which the simulated GPU's instant kernels make likelier, and not the batch. Any
+ * other error comes back as it is. Nothing is rerun: the caller decides.
+ */
+export function withExitRaceHint(error: unknown): unknown {
+  if (!(error instanceof JobRunError) || error.code !== "ERR_JOB_FAILED") return error;
+  const aborted = error.run.exitCode === 134 || error.run.signal === "SIGABRT";
+  if (!aborted || !error.message.includes(EXIT_RACE_LINE)) return error;
+  const hint = `(on the simulated GPU this is likely torch's autograd exit race after a backward pass, not the batch: docs/exec.md, "A job can abort at its exit"; running again may answer)`;
+  return new JobRunError("ERR_JOB_FAILED", `${error.message}\n${hint}`, error.run);
 }

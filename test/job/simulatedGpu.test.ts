@@ -95,6 +95,20 @@ describe.skipIf(skip !== undefined)("PyTorch on a simulated GPU", () => {
     expect(run.stderr).toMatch(/warning: the job read 4 B \(4 bytes\) back from the simulated GPU/);
   }, 300_000);
 
+  it("a run that aborts with libstdc++'s line for torch's exit race is a failure that says so; another abort is not", async () => {
+    // Stand-ins for the job: a shell that prints what the race prints (autogradExitRace.test.ts makes the real one) and
+    // aborts itself, under vramfit's shell as a Python job would be (so exit status 134), and one that aborts silently.
+    const abort = (line: string) => `sh -c '${line}kill -ABRT $$' {batch}`;
+    const runs = await Promise.all(
+      [abort("echo terminate called without an active exception >&2; "), abort("")].map((job) =>
+        runCli(["check", "--exec", job, "--batch", "1", "--gpu", "T4", "--python", python!], { ...(process.env as Record<string, string>) }),
+      ),
+    );
+    for (const run of runs) expect(run.status, run.stderr).toBe(4);
+    expect(runs[0]!.stderr).toMatch(/terminate called without an active exception\n[\s\S]*\n\(on the simulated GPU this is likely torch's autograd exit race after a backward pass, not the batch: docs\/exec\.md/);
+    expect(runs[1]!.stderr).not.toMatch(/exit race/);
+  }, 120_000);
+
   it("refuses, in one line and before any run, a torch whose imports the stubs lack", () => {
     // A fake torch: its libtorch_cuda.so links the stub runtime and imports a cuDNN function no
     // stub provides, versioned libcudnn.so.9 as the real library's are.
