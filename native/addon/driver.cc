@@ -31,14 +31,14 @@ Driver::Driver(std::unique_ptr<DriverLibrary> library, std::string path, int ver
       contexts_(library_->api(), deviceCount),
       threads_(deviceCount) {}
 
-Driver& Driver::Load(const std::string& path) {
+Driver& Driver::Load(const std::string& path, std::unique_ptr<DriverLibrary> opened) {
   std::lock_guard<std::mutex> lock(gMutex);
   if (gDriver != nullptr) {
     if (gDriver->path_ == path) return *gDriver;
     throw InvalidArgument("loadDriver: the CUDA driver is already loaded from " + gDriver->path_ +
                           "; a process loads one driver, so " + path + " cannot be loaded too");
   }
-  auto library = std::make_unique<DriverLibrary>(path);
+  auto library = opened != nullptr ? std::move(opened) : std::make_unique<DriverLibrary>(path);
   const DriverApi& api = library->api();
   CUresult init = api.cuInit(0);
   if (init == CUDA_ERROR_NO_DEVICE) {

@@ -19,8 +19,9 @@ class Driver {
  public:
   // Opens the library, cuInit(0), reads the version and device count. Once per process: a later
   // call with the same path returns the loaded driver, with another path throws. A failed load
-  // closes the library again, so the caller may retry. Throws NativeError.
-  static Driver& Load(const std::string& path);
+  // closes the library again, so the caller may retry. Throws NativeError. `opened`: the library
+  // at `path`, already opened by the caller (load_driver.cc opens it on the JS thread), or null.
+  static Driver& Load(const std::string& path, std::unique_ptr<DriverLibrary> opened = nullptr);
   // Throws ERR_DRIVER_NOT_LOADED before a successful Load.
   static Driver& Get();
   // The loaded driver, or nullptr before a successful Load.

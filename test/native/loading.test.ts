@@ -27,6 +27,19 @@ describe("loadDriver failures", () => {
     );
   });
 
+  it("a missing library rejects without a turn of the event loop (opened on the JS thread, not the pool)", async () => {
+    // Microtasks alone run below: a rejection that came back from libuv's pool would need the
+    // loop's poll phase, so `settled` would still be false (load_driver.cc says why it matters).
+    let settled = false;
+    const failed = addon.loadDriver("/nonexistent/libcuda.so.1").catch((error: { code?: string }) => {
+      settled = true;
+      return error;
+    });
+    for (let i = 0; i < 4; i++) await Promise.resolve();
+    expect(settled).toBe(true);
+    expect((await failed).code).toBe("ERR_DRIVER_NOT_FOUND");
+  });
+
   it("a library without the driver's functions is ERR_DRIVER_SYMBOL naming the first one missing", async () => {
     const error = await rejection(addon.loadDriver("libm.so.6"));
     expect(error.code).toBe("ERR_DRIVER_SYMBOL");
