@@ -31,11 +31,11 @@ describe("loadDriver failures", () => {
     // Microtasks alone run below: a rejection that came back from libuv's pool would need the
     // loop's poll phase, so `settled` would still be false (load_driver.cc says why it matters).
     let settled = false;
-    const failed = addon.loadDriver("/nonexistent/libcuda.so.1").catch((error: { code?: string }) => {
+    const failed = rejection(addon.loadDriver("/nonexistent/libcuda.so.1")).then((error) => {
       settled = true;
       return error;
     });
-    for (let i = 0; i < 4; i++) await Promise.resolve();
+    for (let i = 0; i < 20; i++) await Promise.resolve();
     expect(settled).toBe(true);
     expect((await failed).code).toBe("ERR_DRIVER_NOT_FOUND");
   });
