@@ -1,6 +1,6 @@
 // The addon's step replay (native/addon/replay_step.cc) gives the figures and the segment log of the TypeScript one (src/fit/cachingAllocator.ts), limit or not, configured or not.
 import { describe, expect, it } from "vitest";
-import { parseAllocConf } from "../../src/fit/allocConf.js";
+import { DEFAULT_ALLOC_CONF, parseAllocConf } from "../../src/fit/allocConf.js";
 import { replayAtCapacity } from "../../src/fit/cachingAllocator.js";
 import { nativeReplay } from "../../src/native/binding.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
@@ -85,6 +85,23 @@ describe("replayStep", () => {
     // The out-of-memory path was taken, through to failing, not only the plain one.
     expect(freed).toBeGreaterThan(4);
     expect(failed).toBeGreaterThan(2);
+  });
+
+  it("the common call (a trace, no configuration or the default one, no options) answers as the TypeScript replay, call after call", () => {
+    // replayAtCapacity's short path for it reuses one io: a replay that ran out of memory (its
+    // figures written over the configuration) must not change the next one's configuration.
+    let failed = 0;
+    for (const seed of [4, 5]) {
+      const step = randomStep(3000, seed);
+      const { allocatedPeakBytes: low, reservedPeakBytes: high } = replayAtCapacity(step, Number.POSITIVE_INFINITY, undefined, { typescript: true });
+      for (const capacity of [Number.POSITIVE_INFINITY, low * 0.9, (low + high) / 2, Number.POSITIVE_INFINITY, low, undefined]) {
+        const typescript = replayAtCapacity(step, capacity, DEFAULT_ALLOC_CONF, { typescript: true });
+        expect(replayAtCapacity(step, capacity), `seed ${seed} capacity ${capacity}`).toEqual(typescript);
+        expect(replayAtCapacity(step, capacity, DEFAULT_ALLOC_CONF), `seed ${seed} capacity ${capacity}, the default configuration named`).toEqual(typescript);
+        if (!typescript.fits) failed += 1;
+      }
+    }
+    expect(failed).toBeGreaterThan(1);
   });
 
   it("sizes past free_pool.h's last size class (2^41 B and more share it) replay as in TypeScript", () => {
