@@ -1,4 +1,4 @@
-import { describe, it, expect } from "vitest";
+import { describe, it, expect, vi } from "vitest";
 import { GPU_CATALOG, findGpu } from "../../src/devices/catalog.js";
 import { VramfitError, exitStatusOf } from "../../src/errors.js";
 import { didYouMean, editDistance, nearest } from "../../src/suggest.js";
@@ -102,6 +102,16 @@ describe("GPU_CATALOG", () => {
 });
 
 describe("findGpu", () => {
+  it("finds an id as the catalog spells it, before any lookup is built, as the entry the lookup gives", async () => {
+    vi.resetModules(); // a fresh module: no lookup built yet, so the ids take findGpu's early path
+    const fresh = await import("../../src/devices/catalog.js");
+    const exact = fresh.GPU_CATALOG.map((gpu) => fresh.findGpu(gpu.id));
+    fresh.GPU_CATALOG.forEach((gpu, i) => {
+      expect(exact[i]).toBe(gpu);
+      expect(fresh.findGpu(gpu.id.toLowerCase())).toBe(gpu); // through the lookup
+    });
+  });
+
   it("matches ids case-insensitively, with spaces or underscores for hyphens", () => {
     expect(findGpu("h100-80gb").id).toBe("H100-80GB");
     expect(findGpu("H100 80GB").id).toBe("H100-80GB");
