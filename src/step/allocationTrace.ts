@@ -28,33 +28,37 @@ const orders = new WeakMap<readonly PlannedTensor[], Int32Array>();
 function allocationOrder(plan: MemoryPlan): Int32Array {
   const cached = orders.get(plan.tensors);
   if (cached !== undefined) return cached;
-  // Bucketed by phase with counting sorts (a deep model's plan has tens of thousands of tensors).
+  // Each phase's starting and ending tensors as linked lists threaded through two arrays (a deep
+  // model's plan has tens of thousands of tensors, and this runs once per plan in V8's
+  // interpreter): two passes over the tensors and one over the phases. Starts are linked from the
+  // last tensor down, so each list runs in the order of `tensors`; ends from the first up, so each
+  // runs latest first.
   const phases = phasesOf(plan).length;
   const n = plan.tensors.length;
-  const startCount = new Int32Array(phases + 1);
-  const endCount = new Int32Array(phases + 1);
   const { firstPhase: first, lastPhase: last } = tensorColumns(plan, phases);
+  const startHead = new Int32Array(phases).fill(-1);
+  const endHead = new Int32Array(phases).fill(-1);
+  const nextStart = new Int32Array(n);
+  const nextEnd = new Int32Array(n);
+  for (let i = n - 1; i >= 0; i--) {
+    const p = first[i]!;
+    nextStart[i] = startHead[p]!;
+    startHead[p] = i;
+  }
+  let ends = 0;
   for (let i = 0; i < n; i++) {
-    startCount[first[i]! + 1]! += 1;
-    if (last[i]! < phases - 1) endCount[last[i]! + 1]! += 1;
+    const p = last[i]!;
+    if (p < phases - 1) {
+      nextEnd[i] = endHead[p]!;
+      endHead[p] = i;
+      ends++;
+    }
   }
-  for (let p = 0; p < phases; p++) {
-    startCount[p + 1]! += startCount[p]!;
-    endCount[p + 1]! += endCount[p]!;
-  }
-  const starting = new Int32Array(startCount[phases]!);
-  const ending = new Int32Array(endCount[phases]!);
-  const startAt = startCount.slice();
-  const endAt = endCount.slice();
-  for (let i = 0; i < n; i++) {
-    starting[startAt[first[i]!]!++] = i;
-    if (last[i]! < phases - 1) ending[endAt[last[i]!]!++] = i;
-  }
-  const order = new Int32Array(starting.length + ending.length);
+  const order = new Int32Array(n + ends);
   let k = 0;
   for (let phase = 0; phase < phases; phase++) {
-    if (phase > 0) for (let e = endCount[phase]! - 1; e >= endCount[phase - 1]!; e--) order[k++] = ~ending[e]!;
-    for (let s = startCount[phase]!; s < startCount[phase + 1]!; s++) order[k++] = starting[s]!;
+    if (phase > 0) for (let e = endHead[phase - 1]!; e >= 0; e = nextEnd[e]!) order[k++] = ~e;
+    for (let s = startHead[phase]!; s >= 0; s = nextStart[s]!) order[k++] = s;
   }
   orders.set(plan.tensors, order);
   return order;

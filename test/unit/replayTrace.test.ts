@@ -45,3 +45,38 @@ describe("replayTrace", () => {
     checkSequence(plan, [2, -1, 0.5, Number.POSITIVE_INFINITY, 4, Number.NaN, 5, -0, 6, Number.NEGATIVE_INFINITY, 1]);
   });
 });
+
+/**
+ * The step's order as allocationTrace's doc states it, phase by phase, from the plan's fields
+ * directly: first the frees of what the previous phase was the last to use (latest tensor first),
+ * then the allocations of what the phase starts to use (in the order of `tensors`); a tensor live
+ * to the step's end is never freed.
+ */
+function orderByPhase(plan: MemoryPlan): number[] {
+  const phases = plan.phases !== undefined && plan.phases.length > 0 ? plan.phases.length : 1;
+  const first = (t: MemoryPlan["tensors"][number]) => t.firstPhase ?? 0;
+  const last = (t: MemoryPlan["tensors"][number]) => t.lastPhase ?? phases - 1;
+  const order: number[] = [];
+  for (let phase = 0; phase < phases; phase++) {
+    if (phase > 0) for (let i = plan.tensors.length - 1; i >= 0; i--) if (last(plan.tensors[i]!) === phase - 1) order.push(~i);
+    plan.tensors.forEach((t, i) => {
+      if (first(t) === phase) order.push(i);
+    });
+  }
+  return order;
+}
+
+describe("allocationTrace's order", () => {
+  it("frees and allocates phase by phase as documented, for a CNN, a transformer and an inference plan", () => {
+    for (const [model, setup] of [
+      ["resnet18", { mode: "train", precision: "amp", optimizer: "adamw" }],
+      ["gpt2", { mode: "train", precision: "amp", optimizer: "adamw", seq: 128 }],
+      ["resnet50", { mode: "infer", precision: "fp16", optimizer: "sgd" }],
+    ] as const) {
+      const plan = planMemory(resolveWorkload({ model }), setup);
+      const order = Array.from(allocationTrace(plan, 2).order);
+      if (setup.mode === "train") expect(order.filter((k) => k < 0).length, model).toBeGreaterThan(0); // frees to order
+      expect(order, model).toEqual(orderByPhase(plan));
+    }
+  });
+});
