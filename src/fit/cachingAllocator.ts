@@ -251,20 +251,22 @@ function remove(pool: Pool, id: number): void {
  */
 export function replayAtCapacity(step: AllocationStep, capacityBytes?: number, conf?: AllocConf, options?: ReplayOptions): ReplayResult {
   // A fresh process compiles this function on its first call, inside the time of that first
-  // replay, and V8's cost there grows with the code compiled, not only the code run: so this
-  // function holds only the common call (a trace, the default configuration, no options) on its
-  // way to the addon (native/addon/replay_step.cc, same rules; a fresh process would otherwise run
-  // replayInTypeScript's loop cold), and every other call goes to replayConfigured, compiled when
-  // one comes. In fresh processes (first call, 2-event step, medians of 31) this took the
-  // JavaScript from 146 to 88 µs; the result object is most of what is left (its seven fields,
-  // heap numbers, are each stored for the first time: ~40 µs against ~12 for constants).
-  if (options !== undefined || (conf !== undefined && conf !== DEFAULT_ALLOC_CONF) || !("order" in step)) return replayConfigured(step, capacityBytes, conf, options);
-  const native = nativeReplay();
+  // replay, and V8's cost there grows with the code compiled, not only the code run (parsing and
+  // bytecode, node --log-function-events): so this function holds only the common call (a trace,
+  // no configuration, no options) on its way to the addon (native/addon/replay_step.cc, same
+  // rules; a fresh process would otherwise run replayInTypeScript's loop cold), and every other
+  // call goes to replayConfigured, compiled when one comes. In fresh processes (first call,
+  // 2-event step, medians of 31-51) this took the JavaScript from 146-154 to 80-115 µs. What is
+  // left is mostly the compilation itself (a function of one statement: ~13 µs), these checks
+  // (~15 µs) and the result object (its seven fields, heap numbers, each stored for the first
+  // time in the process: ~20 µs more than the same object of constants).
+  const native = conf === undefined && options === undefined && "order" in step ? nativeReplay() : undefined;
   if (native === undefined) return replayConfigured(step, capacityBytes, conf, options);
   const io = defaultIo;
   io.set(DEFAULT_IO);
-  io[0] = capacityBytes ?? Number.POSITIVE_INFINITY;
-  native(step.order, step.bytes, io);
+  if (capacityBytes !== undefined) io[0] = capacityBytes;
+  const trace = step as AllocationTrace; // "order" in step, above (TypeScript narrows no further than the ternary)
+  native(trace.order, trace.bytes, io);
   return { fits: io[0] === 1, reservedPeakBytes: io[1]!, allocatedPeakBytes: io[2]!, cudaMallocs: io[3]!, cudaFrees: io[4]!, allocRetries: io[5]!, failedAt: io[6]! };
 }
 
@@ -307,11 +309,11 @@ export function nativeAnswer(native: NativeReplay, trace: AllocationTrace, capac
 let io: Float64Array | undefined;
 
 /**
- * io for the default configuration, no log, as nativeAnswer writes it (the capacity, io[0], left
- * to each call): filled here by top-level statements, part of the module's code, so that
+ * io for no limit and the default configuration, no log, as nativeAnswer writes it: filled here by top-level statements, part of the module's code, so that
  * replayAtCapacity's common call copies it rather than compiling and running that writing.
  */
 const DEFAULT_IO = new Float64Array(Math.max(7, 6 + DEFAULT_ALLOC_CONF.roundupPower2Divisions.length));
+DEFAULT_IO[0] = Number.POSITIVE_INFINITY;
 DEFAULT_IO[1] = DEFAULT_ALLOC_CONF.maxSplitSizeBytes;
 DEFAULT_IO[2] = DEFAULT_ALLOC_CONF.maxNonSplitRoundingBytes;
 DEFAULT_IO[4] = DEFAULT_ALLOC_CONF.largeSegmentSizeBytes;
