@@ -69,20 +69,40 @@ const PHASE_BLOCK = 32;
 function phaseBounds(fixedBytes: Float64Array, perSampleBytes: Float64Array): PhaseBounds {
   let bounds = boundsByTotals.get(fixedBytes);
   if (bounds !== undefined) return bounds;
+  const n = fixedBytes.length;
   let fixed = 0;
   let perSample = 0;
-  const blocks = Math.ceil(fixedBytes.length / PHASE_BLOCK);
-  const blockFixedBytes = new Float64Array(blocks).fill(-Infinity);
-  const blockPerSampleBytes = new Float64Array(blocks).fill(-Infinity);
-  for (let i = 0; i < fixedBytes.length; i++) {
-    if (fixedBytes[i]! > fixedBytes[fixed]!) fixed = i;
-    if (perSampleBytes[i]! > perSampleBytes[perSample]!) perSample = i;
-    const block = (i / PHASE_BLOCK) | 0;
-    // A NaN total is never "more than the room" in the loop: leaving it out of the maxima is exact.
-    if (fixedBytes[i]! > blockFixedBytes[block]!) blockFixedBytes[block] = fixedBytes[i]!;
-    if (perSampleBytes[i]! > blockPerSampleBytes[block]!) blockPerSampleBytes[block] = perSampleBytes[i]!;
+  // Each total read once, the maxima kept in locals: this runs once per plan in V8's interpreter,
+  // where every element read from a Float64Array is a new heap number (a training plan's ~2,000
+  // phases were read eight times each).
+  let fixedMax = n > 0 ? fixedBytes[0]! : 0;
+  let perSampleMax = n > 0 ? perSampleBytes[0]! : 0;
+  const blocks = Math.ceil(n / PHASE_BLOCK);
+  const blockFixedBytes = new Float64Array(blocks);
+  const blockPerSampleBytes = new Float64Array(blocks);
+  for (let block = 0; block < blocks; block++) {
+    let blockFixed = -Infinity;
+    let blockPerSample = -Infinity;
+    const end = Math.min(n, (block + 1) * PHASE_BLOCK);
+    for (let i = block * PHASE_BLOCK; i < end; i++) {
+      const f = fixedBytes[i]!;
+      const p = perSampleBytes[i]!;
+      if (f > fixedMax) {
+        fixed = i;
+        fixedMax = f;
+      }
+      if (p > perSampleMax) {
+        perSample = i;
+        perSampleMax = p;
+      }
+      // A NaN total is never "more than the room" in the loop: leaving it out of the maxima is exact.
+      if (f > blockFixed) blockFixed = f;
+      if (p > blockPerSample) blockPerSample = p;
+    }
+    blockFixedBytes[block] = blockFixed;
+    blockPerSampleBytes[block] = blockPerSample;
   }
-  const empty = fixedBytes.length === 0;
+  const empty = n === 0;
   bounds = { fixedBytes: empty ? 0 : fixedBytes[fixed]!, perSampleBytes: empty ? 0 : perSampleBytes[perSample]!, likeliest: empty ? [] : [perSample, fixed], blockFixedBytes, blockPerSampleBytes };
   boundsByTotals.set(fixedBytes, bounds);
   return bounds;
