@@ -128,18 +128,24 @@ export function phaseTotalColumns(plan: MemoryPlan): PhaseTotalColumns {
   // not. The same sums in the same order, so the same totals.
   const fixedDelta: number[] = new Array<number>(phases + 1).fill(0);
   const perSampleDelta: number[] = new Array<number>(phases + 1).fill(0);
-  for (let i = 0; i < columns.fixedBytes.length; i++) {
-    const first = columns.firstPhase[i]!;
-    const end = columns.lastPhase[i]! + 1;
+  const { fixedBytes, perSampleBytes, firstPhase, lastPhase } = columns;
+  for (let i = 0; i < fixedBytes.length; i++) {
+    // A zero of either sign adds nothing to deltas that start at +0 (+0 + -0 is +0): skipped, which
+    // leaves a CNN's parameters, gradients and states one update each instead of two (resnet152's
+    // loop took ~3.4 ms, cold).
     // `x | 0` is the same integer as a small one; a heap number added in would make the array one of doubles.
-    const fixedRead = columns.fixedBytes[i]!;
-    const perSampleRead = columns.perSampleBytes[i]!;
-    const f = fixedRead === (fixedRead | 0) && (fixedRead !== 0 || 1 / fixedRead > 0) ? fixedRead | 0 : fixedRead;
-    const p = perSampleRead === (perSampleRead | 0) && (perSampleRead !== 0 || 1 / perSampleRead > 0) ? perSampleRead | 0 : perSampleRead;
-    fixedDelta[first]! += f;
-    fixedDelta[end]! -= f;
-    perSampleDelta[first]! += p;
-    perSampleDelta[end]! -= p;
+    const fixedRead = fixedBytes[i]!;
+    const perSampleRead = perSampleBytes[i]!;
+    if (fixedRead !== 0) {
+      const f = fixedRead === (fixedRead | 0) ? fixedRead | 0 : fixedRead;
+      fixedDelta[firstPhase[i]!]! += f;
+      fixedDelta[lastPhase[i]! + 1]! -= f;
+    }
+    if (perSampleRead !== 0) {
+      const p = perSampleRead === (perSampleRead | 0) ? perSampleRead | 0 : perSampleRead;
+      perSampleDelta[firstPhase[i]!]! += p;
+      perSampleDelta[lastPhase[i]! + 1]! -= p;
+    }
   }
   const fixed = new Float64Array(phases);
   const perSample = new Float64Array(phases);
