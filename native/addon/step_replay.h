@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <new>
 #include <vector>
 
@@ -66,6 +67,9 @@ class StepReplay {
   double mallocs = 0;
   double frees = 0;
   double retries = 0;
+  // The least reserve an allocation was refused at (reserved + segment > capacity; Infinity: none).
+  // Every capacity in [reservedPeak, refused) makes the same choices, so gets this replay.
+  double refused = std::numeric_limits<double>::infinity();
   // With `segments`: +bytes for each cudaMalloc, -(k + 1) for the cudaFree of the k-th; a replay
   // that does not fit ends with the cudaMalloc that failed (cachingAllocator.ts's segmentLog).
   std::vector<double> log;
@@ -140,7 +144,10 @@ class StepReplay {
   }
 
   int32_t AllocBlock(double segmentBytes, bool small) {
-    if (reserved_ + segmentBytes > config_.capacity) return -1;
+    if (reserved_ + segmentBytes > config_.capacity) {
+      refused = std::min(refused, reserved_ + segmentBytes);
+      return -1;
+    }
     const int32_t id = NewBlock(nextAddress_, segmentBytes, static_cast<int32_t>(mallocs), small);
     if (config_.segments) log.push_back(segmentBytes);
     nextAddress_ += segmentBytes;

@@ -172,30 +172,43 @@ export function replayStep(plan: MemoryPlan, batch: number, model: Pick<Allocato
   const conf = model.conf ?? DEFAULT_ALLOC_CONF;
   const allowedBytes = model.allowedBytes ?? Number.POSITIVE_INFINITY;
   let cache = replays.get(plan);
-  if (cache === undefined) replays.set(plan, (cache = new Map()));
-  const prefix = `${kind}:${formatAllocConf(conf)}:${allowedBytes}:${batch}:`;
-  // Without memory pressure the replay is the same at every capacity its peak fits in.
-  const unlimited = cache.get(`${prefix}Infinity`);
-  if (unlimited !== undefined && unlimited.reservedPeakBytes <= capacityBytes) return unlimited;
-  const key = `${prefix}${capacityBytes}`;
-  const cached = cache.get(key);
-  if (cached !== undefined) return cached;
+  if (cache === undefined) replays.set(plan, (cache = { count: 0, byStep: new Map() }));
+  const key = `${kind}:${formatAllocConf(conf)}:${allowedBytes}:${batch}`;
+  let known = cache.byStep.get(key);
+  if (known !== undefined) {
+    // Without memory pressure the replay is the same at every capacity its peak fits in; and the
+    // caching allocator's replay at one capacity is the replay at every capacity that makes the
+    // same choices (ReplayResult.refusedBytes): budgets near each other share their replays.
+    const limit = Math.min(Math.max(0, capacityBytes), allowedBytes);
+    for (const { capacity, result } of known) {
+      if (capacity === capacityBytes) return result;
+      if (capacity === Number.POSITIVE_INFINITY && result.reservedPeakBytes <= capacityBytes) return result;
+      if (kind === "pytorch" && result.reservedPeakBytes <= limit && limit < result.refusedBytes!) return result;
+    }
+  }
   // The replays keep nothing of the trace: one bytes array per plan serves them all.
   const trace = replayTrace(plan, batch);
   const capacity = Math.max(0, capacityBytes);
   const result = kind === "pytorch" ? replayAtCapacity(trace, capacity, conf, { allowedBytes }) : kind === "expandable" ? replayExpandable(trace, capacity, conf, { allowedBytes }) : replayRaw(trace, capacity);
-  if (cache.size >= REPLAYS_PER_PLAN) cache.clear();
-  cache.set(key, result);
+  if (cache.count >= REPLAYS_PER_PLAN) {
+    cache.byStep.clear();
+    cache.count = 0;
+    known = undefined;
+  }
+  if (known === undefined) cache.byStep.set(key, (known = []));
+  known.push({ capacity: capacityBytes, result });
+  cache.count += 1;
   return result;
 }
 
 /**
- * Replays of a plan, per allocator, configuration, batch and capacity: the search and the report
- * ask for the same batch more than once. Only the figures are kept: a deep model's segment
- * lists, kept for every batch advice and `gpus --fit` try, held hundreds of MiB and made
+ * Replays of a plan, per allocator, configuration and batch, each with the capacity it was made
+ * at: the search and the report ask for the same batch more than once, and the budgets of several
+ * GPUs ask for it at capacities one replay can answer. Only the figures are kept: a deep model's
+ * segment lists, kept for every batch advice and `gpus --fit` try, held hundreds of MiB and made
  * garbage-collection pauses long enough to delay a signal.
  */
-const replays = new WeakMap<MemoryPlan, Map<string, ReplayResult>>();
+const replays = new WeakMap<MemoryPlan, { count: number; byStep: Map<string, { capacity: number; result: ReplayResult }[]> }>();
 const REPLAYS_PER_PLAN = 256;
 
 /** The device bytes of the allocations at the peak with no memory limit (before the context): PyTorch's peak `memory_reserved()`. */

@@ -108,6 +108,15 @@ export interface ReplayResult {
   /** The index in the trace's `order` of the allocation that ran out of memory; -1 when it fits. */
   failedAt: number;
   /**
+   * The least reserve an allocation was refused at (the reserved bytes and the segment asked for,
+   * more than the capacity allowed; Infinity: none was refused). The replay at every capacity from
+   * `reservedPeakBytes` up to below this one is this replay: each allocation compares its reserve
+   * with the capacity and nothing else does, so those comparisons, and every choice after them,
+   * come out the same (src/fit/allocator.ts answers several budgets from one replay so). Given by
+   * the caching allocator's replays (replayAtCapacity), not the expandable ones.
+   */
+  refusedBytes?: number;
+  /**
    * With `segments: true`: the driver calls in order, `+bytes` for a cudaMalloc of that size and
    * `-(k + 1)` for the cudaFree of the k-th cudaMalloc'd segment. The last entry of a replay that
    * did not fit is the cudaMalloc that failed.
@@ -267,7 +276,7 @@ export function replayAtCapacity(step: AllocationStep, capacityBytes?: number, c
   if (capacityBytes !== undefined) io[0] = capacityBytes;
   const trace = step as AllocationTrace; // "order" in step, above (TypeScript narrows no further than the ternary)
   native(trace.order, trace.bytes, io);
-  return { fits: io[0] === 1, reservedPeakBytes: io[1]!, allocatedPeakBytes: io[2]!, cudaMallocs: io[3]!, cudaFrees: io[4]!, allocRetries: io[5]!, failedAt: io[6]! };
+  return { fits: io[0] === 1, reservedPeakBytes: io[1]!, allocatedPeakBytes: io[2]!, cudaMallocs: io[3]!, cudaFrees: io[4]!, allocRetries: io[5]!, failedAt: io[6]!, refusedBytes: io[7]! };
 }
 
 /** replayAtCapacity for any step, configuration and options: the native replay where it can, else the TypeScript one. */
@@ -281,7 +290,13 @@ function replayConfigured(step: AllocationStep, capacityBytes?: number, conf?: A
   const allowed = options?.allowedBytes ?? Number.POSITIVE_INFINITY;
   const native = options?.typescript === true || allowed !== Number.POSITIVE_INFINITY ? undefined : nativeReplay();
   if (native === undefined) return replayInTypeScript(trace.order, trace.bytes, capacity, config, segments, allowed);
-  return nativeAnswer(native, trace, capacity, config, segments);
+  const result = nativeAnswer(native, trace, capacity, config, segments);
+  // replay_step.cc writes it after the seven figures, where io holds it (it always does here:
+  // 7 + the divisions; and defaultIo). An addon built before it leaves the second division there, a few units
+  // at most: an empty range of capacities, or one that only a capacity too small for any segment
+  // falls in, where every replay fails at its first allocation alike.
+  result.refusedBytes = io![7]!;
+  return result;
 }
 
 /**
@@ -305,21 +320,21 @@ export function nativeAnswer(native: NativeReplay, trace: AllocationTrace, capac
   return result;
 }
 
-/** replay_step.cc's io, one array for every replay (a replay is synchronous), at least 7 long for the figures. */
+/** replay_step.cc's io, one array for every replay (a replay is synchronous), at least 8 long for the figures (7 + the divisions, at least one). */
 let io: Float64Array | undefined;
 
 /**
  * io for no limit and the default configuration, no log, as nativeAnswer writes it: filled here by top-level statements, part of the module's code, so that
  * replayAtCapacity's common call copies it rather than compiling and running that writing.
  */
-const DEFAULT_IO = new Float64Array(Math.max(7, 6 + DEFAULT_ALLOC_CONF.roundupPower2Divisions.length));
+const DEFAULT_IO = new Float64Array(Math.max(8, 6 + DEFAULT_ALLOC_CONF.roundupPower2Divisions.length));
 DEFAULT_IO[0] = Number.POSITIVE_INFINITY;
 DEFAULT_IO[1] = DEFAULT_ALLOC_CONF.maxSplitSizeBytes;
 DEFAULT_IO[2] = DEFAULT_ALLOC_CONF.maxNonSplitRoundingBytes;
 DEFAULT_IO[4] = DEFAULT_ALLOC_CONF.largeSegmentSizeBytes;
 DEFAULT_IO[5] = DEFAULT_ALLOC_CONF.roundupPower2Divisions.length;
 DEFAULT_IO.set(DEFAULT_ALLOC_CONF.roundupPower2Divisions, 6);
-/** The io replayAtCapacity's common call hands the addon (which overwrites the first 7 with the figures). */
+/** The io replayAtCapacity's common call hands the addon (which overwrites the first 8 with the figures). */
 const defaultIo = new Float64Array(DEFAULT_IO.length);
 
 /** replayAtCapacity's rules in TypeScript: where the addon does not load, and for tests to compare with it. */
@@ -346,10 +361,14 @@ function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityByte
   let frees = 0;
   let retries = 0;
   let nextAddress = 0;
+  let refused = Number.POSITIVE_INFINITY;
 
   /** alloc_block: cudaMalloc a segment for the request, unless the device is full. */
   const allocBlock = (segmentBytes: number, pool: number): number => {
-    if (reserved + segmentBytes > limit) return -1;
+    if (reserved + segmentBytes > limit) {
+      if (reserved + segmentBytes < refused) refused = reserved + segmentBytes;
+      return -1;
+    }
     const id = newBlock(nextAddress, segmentBytes, mallocs, pool);
     log?.push(segmentBytes);
     nextAddress += segmentBytes;
@@ -522,7 +541,7 @@ function replayInTypeScript(order: Int32Array, bytes: Float64Array, capacityByte
     if (allocated > allocatedPeak) allocatedPeak = allocated;
     live[code] = id;
   }
-  const result = replayResult({ reservedPeakBytes: reservedPeak, allocatedPeakBytes: allocatedPeak, cudaMallocs: mallocs, cudaFrees: frees, allocRetries: retries, failedAt });
+  const result = replayResult({ reservedPeakBytes: reservedPeak, allocatedPeakBytes: allocatedPeak, cudaMallocs: mallocs, cudaFrees: frees, allocRetries: retries, failedAt, refusedBytes: refused });
   if (log !== undefined) result.segmentLog = log;
   return result;
 }
