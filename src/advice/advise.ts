@@ -387,13 +387,25 @@ async function combination(
   // nothing at any count (its plan does not build), so the search itself says so, and no plan at
   // one GPU is built only to ask (four of the advice case's, each as large as any other).
   const countsDecide = !train || (s.ep ?? 1) !== 1;
+  // The fewest GPUs (degree × count) a layout found so far needs. Degrees come in ascending order
+  // and the best layout is the one on the fewest GPUs, the lower degree on a tie: a later degree
+  // matters only on fewer GPUs, so its search asks only whether it finds a count below that
+  // (firstPassing's `below`: the same answer as the whole search wherever it matters, without the
+  // tests that cannot change it — the llama-3.1-8b advice case's degrees 4 and 8 on an H100 build
+  // no plan at all). Layouts that cannot lead are not listed: the first of the sorted list is the same.
+  let fewest = Number.POSITIVE_INFINITY;
   const tryLayouts = async (offload?: Offload) => {
     for (const tp of degrees) {
       const at = (gpus: number): RunSetup => ({ ...setup, ...base, tp, ...(train && { zeroStage: 3 as const, gpus }), ...(offload && { offload }) });
+      const leads = GPU_COUNTS.findIndex((n) => tp * (train ? n : 1) >= fewest);
+      const below = leads < 0 ? GPU_COUNTS.length : leads;
+      if (below === 0) continue; // on one GPU per rank it needs as many as the best already: it cannot lead
       await checkpoint(request.signal); // a deep model's plan takes a while to build
       if (countsDecide && !applies(at(1))) continue; // this degree does not apply
-      const gpus = train ? await firstPassing(GPU_COUNTS, (n) => reaches(at(n))) : (await reaches(at(1))) ? 1 : undefined;
-      if (gpus !== undefined) layouts.push({ tp, gpus, ...(offload && { offload }) });
+      const gpus = train ? await firstPassing(GPU_COUNTS, (n) => reaches(at(n)), { below }) : (await reaches(at(1))) ? 1 : undefined;
+      if (gpus === undefined) continue;
+      layouts.push({ tp, gpus, ...(offload && { offload }) });
+      fewest = Math.min(fewest, tp * gpus);
     }
   };
   await tryLayouts();

@@ -76,18 +76,39 @@ export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: n
  * or undefined. With `lastFirst` the last value is tried first: when it fails nothing passes,
  * found with one test instead of log2(n) (the common case where a change cannot help at all, such
  * as a shorter sequence for a model whose weights alone do not fit); one test more otherwise.
+ *
+ * With `below` (an index), a caller that wants the answer only when its index is below that one
+ * (advice's combination: a layout on as many GPUs as one found already cannot lead) gets exactly
+ * the full search's answer when it is, and undefined otherwise, without the tests that cannot
+ * change that: the search stops once its answer's index is known to be at least `below`, and a
+ * value at or past it is not tested when the search reaches it but taken as passing, so that the
+ * search goes on along the path it would take, and tested only once an answer below the index is
+ * found (that answer is the full search's only if they pass). No test is assumed monotone: the
+ * same tests on the same path as the full search, fewer of them.
  */
-export async function firstPassing<T>(values: readonly T[], pass: (value: T) => Promise<boolean> | boolean, { lastFirst = false } = {}): Promise<T | undefined> {
+export async function firstPassing<T>(
+  values: readonly T[],
+  pass: (value: T) => Promise<boolean> | boolean,
+  { lastFirst = false, below = values.length }: { lastFirst?: boolean; below?: number } = {},
+): Promise<T | undefined> {
+  const deferred: T[] = [];
+  const test = async (index: number): Promise<boolean> => {
+    if (index < below) return pass(values[index]!);
+    deferred.push(values[index]!);
+    return true;
+  };
   let low = 0;
   let high = values.length; // the answer's index lies in [low, high]; high = none
   if (lastFirst && high > 0) {
-    if (!(await pass(values[high - 1]!))) return undefined;
+    if (!(await pass(values[high - 1]!))) return undefined; // tested even past `below`: the one test that settles "none"
     high -= 1;
   }
-  while (low < high) {
+  while (low < high && low < below) {
     const middle = low + Math.floor((high - low) / 2);
-    if (await pass(values[middle]!)) high = middle;
+    if (await test(middle)) high = middle;
     else low = middle + 1;
   }
+  if (low >= below) return undefined;
+  for (const value of deferred) if (!(await pass(value))) return undefined; // the full search's answer lies past `below`
   return values[low];
 }
