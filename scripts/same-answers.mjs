@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Checks that a change moved no answer: runs CLI cases under this build and another checkout's, and diffs their output (text and --json, exit status) with timings masked.
-// Usage: node scripts/same-answers.mjs --against DIR [--cases FILE] [--only N,M]
+// Usage: node scripts/same-answers.mjs --against DIR [--cases FILE] [--only N,M] (scripts/same-answers-advice.txt: advice cases)
 //   DIR: another checkout, built (a worktree of main, say). FILE: one case a line (the CLI's
 //   arguments, split on spaces; a line may start with `SIM=<gpu>:<bytes>;... ` for simulated devices).
 // Exit status 0 when every case matches, 1 when one differs (each difference is printed), 2 on usage.
@@ -91,7 +91,7 @@ if (!existsSync(join(other, "bin", "vramfit.js"))) {
   process.stderr.write(`same-answers: --against: expected a built checkout with bin/vramfit.js, got ${other}\n`);
   process.exit(2);
 }
-const lines = (args.cases === undefined ? CASES : readFileSync(args.cases, "utf8")).split("\n").filter((line) => line.trim() !== "");
+const lines = (args.cases === undefined ? CASES : readFileSync(args.cases, "utf8")).split("\n").filter((line) => line.trim() !== "" && !line.startsWith("#")); // FILE: "#" lines are comments
 const only = args.only?.split(",").map(Number);
 const simulator = (dir) => join(dir, "build", "Release", "libcudasim.so");
 
