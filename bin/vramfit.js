@@ -32,19 +32,35 @@ function fnv1a(text) {
 }
 
 /**
- * The command this run is for, which names its code cache: a cache holds the functions the run
- * that made it compiled, so one made by `vramfit models` left `batch` to compile most of its code
- * at every start (1.8× a bare Node's start against 1.6×, docs/benchmarks.md). Whatever is not a
- * plain word shares one cache; a usage error (exit 2) makes none, so a typo leaves no file behind.
+ * What this run's code cache is for: the command, the names of the options given, and the model
+ * named. A cache holds the functions the run that made it compiled, and a cache made by another
+ * kind of run leaves this one compiling the rest at every start: one made by `vramfit models` left
+ * `batch` at 1.8x a bare Node's start against 1.6x with its own; one made by `batch --params ...`
+ * left `batch --model resnet152` compiling its CNN plan, its searches and its table at every start
+ * (docs/benchmarks.md, "Seventh round"). The options' values do not change which code runs, except
+ * the model's (a CNN's plan and a transformer's are different code). The command is kept readable
+ * in the name; the rest is a hash. Whatever is not a plain word shares one cache; a usage error
+ * (exit 2) makes none, so a typo leaves no file behind.
  */
-function commandName() {
-  const word = process.argv.slice(2).find((arg) => !arg.startsWith("-"));
-  return word !== undefined && /^[a-z]{1,16}$/.test(word) ? word : "none";
+function cacheKey() {
+  const args = process.argv.slice(2);
+  const word = args.find((arg) => !arg.startsWith("-"));
+  const command = word !== undefined && /^[a-z]{1,16}$/.test(word) ? word : "none";
+  const names = new Set();
+  let model = "";
+  args.forEach((arg, i) => {
+    if (!arg.startsWith("-")) return;
+    const equals = arg.indexOf("=");
+    const name = equals < 0 ? arg : arg.slice(0, equals);
+    names.add(name);
+    if (name === "--model") model = equals < 0 ? (args[i + 1] ?? "") : arg.slice(equals + 1);
+  });
+  return `${command}-${fnv1a(`${[...names].sort().join(" ")}\n${model}`)}`;
 }
 
 /**
  * Where this bundle's code cache lives: $XDG_CACHE_HOME/vramfit or ~/.cache/vramfit, one file per
- * build of the bundle (the hash on its first line), command and Node binary. V8 checks its own version
+ * build of the bundle (the hash on its first line), kind of run (cacheKey) and Node binary. V8 checks its own version
  * and flags before it takes a cache, but not which build of that version made it, and a cache from
  * another build can crash it (one from an arm64 Node does, in an x64 Node of the same version):
  * hence the binary's path, size and time in the name. Undefined where there is nowhere to put it.
@@ -56,17 +72,18 @@ function cachePath() {
     const node = statSync(process.execPath);
     const binary = fnv1a(`${process.execPath}:${node.size}:${node.mtimeMs}:${process.versions.v8}`);
     const base = process.env.XDG_CACHE_HOME || join(process.env.HOME || require("node:os").homedir(), ".cache");
-    return join(base, "vramfit", `cli-${build}-${commandName()}-${process.version}-${process.arch}-${binary}.v8cache`);
+    return join(base, "vramfit", `cli-${build}-${cacheKey()}-${process.version}-${process.arch}-${binary}.v8cache`);
   } catch {
     return undefined; // no home directory, say: run without a cache
   }
 }
 
 /**
- * At most this many caches are kept (about 3 MB each): every build × command makes one, so a
+ * At most this many caches are kept (200-600 KB each): every build × kind of run makes one, so a
  * checkout rebuilt all day would otherwise fill the directory (docs/install.md, "Files vramfit writes").
+ * Room for the kinds of run scripts/bench.mjs times, for two builds side by side (--against).
  */
-const MAX_CACHES = 16;
+const MAX_CACHES = 32;
 
 /**
  * Writes this build's cache, and prunes: caches written over a month ago go (other versions, other

@@ -1,5 +1,5 @@
 // bin/vramfit.js: runs the bundled CLI (dist/cli/vramfit.cjs) through V8's code cache, kept per
-// bundle build, command and Node binary in $XDG_CACHE_HOME/vramfit. A cache it cannot use or write only costs time.
+// bundle build, kind of run (command, options named, model) and Node binary in $XDG_CACHE_HOME/vramfit. A cache it cannot use or write only costs time.
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,7 +23,7 @@ describe("bin/vramfit.js and its code cache", () => {
     expect(first.stderr).toBe("");
     const files = readdirSync(join(cacheHome, "vramfit"));
     expect(files).toHaveLength(1);
-    expect(files[0]).toMatch(new RegExp(`^cli-${bundleHash}-batch-${process.version}-${process.arch}-[0-9a-f]+\\.v8cache$`));
+    expect(files[0]).toMatch(new RegExp(`^cli-${bundleHash}-batch-[0-9a-f]+-${process.version}-${process.arch}-[0-9a-f]+\\.v8cache$`));
     const second = await runCli(ARGS, { XDG_CACHE_HOME: cacheHome });
     expect(second.status).toBe(0);
     expect(answer(second.stdout)).toEqual(answer(first.stdout));
@@ -38,6 +38,20 @@ describe("bin/vramfit.js and its code cache", () => {
     expect((await runCli(["batch", "--paramz", "1e9"], { XDG_CACHE_HOME: cacheHome })).status).toBe(2);
     const names = readdirSync(join(cacheHome, "vramfit")).map((name) => name.split("-")[2]);
     expect(names.sort()).toEqual(["batch", "models"]);
+  });
+
+  it("keeps one cache per kind of run: the options named and the model, not the options' values or order", async () => {
+    const cacheHome = mkdtempSync(join(tmpdir(), "vramfit-cache-"));
+    const kinds = () => readdirSync(join(cacheHome, "vramfit")).map((name) => name.split("-").slice(2, 4).join("-")).sort();
+    await runCli(ARGS, { XDG_CACHE_HOME: cacheHome });
+    await runCli(["batch", "--json", "--memory=40GiB", "--params", "2e9", "--per-sample", "1GiB"], { XDG_CACHE_HOME: cacheHome });
+    expect(kinds()).toHaveLength(1);
+    await runCli(["batch", "--model", "resnet18", "--memory", "80GiB"], { XDG_CACHE_HOME: cacheHome });
+    await runCli(["batch", "--model=resnet18", "--memory", "40GiB"], { XDG_CACHE_HOME: cacheHome });
+    expect(kinds()).toHaveLength(2);
+    await runCli(["batch", "--model", "gpt2", "--memory", "80GiB"], { XDG_CACHE_HOME: cacheHome });
+    expect(kinds()).toHaveLength(3);
+    expect(kinds().every((kind) => /^batch-[0-9a-f]+$/.test(kind))).toBe(true);
   });
 
   it("ignores a corrupt cache and writes a good one in its place", async () => {
@@ -61,11 +75,11 @@ describe("bin/vramfit.js and its code cache", () => {
     expect(answer(run.stdout)).toMatchObject({ batchSize: 60 });
   });
 
-  it("keeps at most 16 caches, the newest (one per build × command would grow without bound), and touches nothing else there", async () => {
+  it("keeps at most 32 caches, the newest (one per build × kind of run would grow without bound), and touches nothing else there", async () => {
     const cacheHome = mkdtempSync(join(tmpdir(), "vramfit-cache-"));
     const dir = join(cacheHome, "vramfit");
     mkdirSync(dir);
-    const old = Array.from({ length: 30 }, (_, i) => `cli-${i.toString(16).padStart(16, "0")}-batch-v20.0.0-x64-0.v8cache`);
+    const old = Array.from({ length: 40 }, (_, i) => `cli-${i.toString(16).padStart(16, "0")}-batch-v20.0.0-x64-0.v8cache`);
     old.forEach((name, i) => {
       writeFileSync(join(dir, name), "stale");
       utimesSync(join(dir, name), new Date(Date.now() - (100 - i) * 1000), new Date(Date.now() - (100 - i) * 1000)); // the last written is the newest
@@ -73,9 +87,10 @@ describe("bin/vramfit.js and its code cache", () => {
     writeFileSync(join(dir, "notes.txt"), "not a cache");
     await runCli(["models"], { XDG_CACHE_HOME: cacheHome });
     const left = readdirSync(dir);
-    expect(left.filter((name) => name.endsWith(".v8cache"))).toHaveLength(16);
+    expect(left.filter((name) => name.endsWith(".v8cache"))).toHaveLength(32);
     expect(left).toContain("notes.txt");
     expect(left.some((name) => name.startsWith(`cli-${bundleHash}-models-`))).toBe(true);
-    expect(left).toEqual(expect.arrayContaining(old.slice(-15)));
+    expect(left).toEqual(expect.arrayContaining(old.slice(-31)));
+    expect(left).not.toContain(old.at(-32));
   });
 });
