@@ -10,7 +10,7 @@ import { validateAdviceRequest } from "./validateAdvice.js";
 import { hasAttention, type Workload } from "../workload/workload.js";
 import { COSTS, plural, type AdviceKind, type Cost } from "./costs.js";
 import { checkpoint } from "../checkpoint.js";
-import { GPU_COUNTS, TP_DEGREES, analyticMaxBatchOn, firstPassing, measureAnalytic, planner, type Budget } from "./scaleOut.js";
+import { GPU_COUNTS, TP_DEGREES, analyticReaches, firstPassing, measureAnalytic, planner, type Budget } from "./scaleOut.js";
 
 /** One way to make the workload fit (an element of `advice` in `check --json` and `batch --json`). */
 export interface Advice {
@@ -129,7 +129,7 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
     await checkpoint(request.signal);
     if (targetBatch >= 1 && wholeStepStateBytes(workload, candidateSetup) > target.budgetBytes - target.allocator.contextBytes) return false;
     const p = plan(candidateSetup);
-    return p !== undefined && (await analyticMaxBatchOn(p, target, request.signal)) >= targetBatch;
+    return p !== undefined && (await analyticReaches(p, target, targetBatch, request.signal));
   };
   const current = await analytic(setup);
   const currentShortfall = current === undefined ? Number.POSITIVE_INFINITY : current.bytesAtBatch - target.budgetBytes;
@@ -339,7 +339,7 @@ async function singleChanges(request: AdviceRequest, reaches: (setup: RunSetup) 
       const p = planner(workload)(setup);
       if (p === undefined) return false;
       const on = catalogBudget(gpu.totalBytes, target, request.limits, target.maxBatch);
-      return (await analyticMaxBatchOn(p, on, request.signal)) >= request.targetBatch;
+      return analyticReaches(p, on, request.targetBatch, request.signal);
     };
     const gpu = (await firstPassing(catalog, reachesOn)) ?? catalog[catalog.length - 1]!;
     out.push({ kind: "gpu", change: `--gpu ${gpu.id}`, setup, cost: COSTS.gpu(gpu.id, gpu.totalBytes), gpus: gpusNow, catalog: { id: gpu.id, totalBytes: gpu.totalBytes } });

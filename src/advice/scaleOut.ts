@@ -1,6 +1,6 @@
 // Shared by advice and `gpus --fit`: plans for variants of a setup, their largest batch, and monotone searches over GPU counts.
 import { checkpoint } from "../checkpoint.js";
-import { bytesWithin, type AllocatorModel } from "../fit/allocator.js";
+import { bytesWithin, fitsBudget, reservedBytes, type AllocatorModel } from "../fit/allocator.js";
 import { analyticMaxBatch, liveBytesExceed } from "../fit/analytic.js";
 import { phasesOf, type MemoryPlan, type PlannedTensor } from "../plan/memoryPlan.js";
 
@@ -36,15 +36,38 @@ const measured = new WeakMap<readonly PlannedTensor[], Map<string, Promise<numbe
  */
 export async function analyticMaxBatchOn(plan: MemoryPlan, budget: Budget, signal?: AbortSignal): Promise<number> {
   await checkpoint(signal);
-  let answers = measured.get(plan.tensors);
-  if (answers === undefined) measured.set(plan.tensors, (answers = new Map()));
-  const key = JSON.stringify([phasesOf(plan).length, budget.budgetBytes, budget.allocator, budget.maxBatch ?? null]);
-  const known = answers.get(key);
+  const { answers, key, known } = answerOf(plan, budget);
   if (known !== undefined) return known;
   const answer = phaseExceedsAtOne(plan, budget) ? Promise.resolve(0) : analyticMaxBatch(plan, budget.budgetBytes, budget.allocator, budget.maxBatch, signal).then((r) => r.batchSize);
   answers.set(key, answer);
   answer.catch(() => answers.delete(key));
   return answer;
+}
+
+/** Where a plan's answer on a budget is kept, and the answer if it is known (or being measured). */
+function answerOf(plan: MemoryPlan, budget: Budget): { answers: Map<string, Promise<number>>; key: string; known: Promise<number> | undefined } {
+  let answers = measured.get(plan.tensors);
+  if (answers === undefined) measured.set(plan.tensors, (answers = new Map()));
+  const key = JSON.stringify([phasesOf(plan).length, budget.budgetBytes, budget.allocator, budget.maxBatch ?? null]);
+  return { answers, key, known: answers.get(key) };
+}
+
+/**
+ * Whether the analytic largest batch of a plan on a budget ({@link analyticMaxBatchOn}) is at
+ * least `batch`: what advice's searches over GPU counts, degrees and lengths ask of each setup
+ * they try. For batch 1 (advice's goal when nothing fits, `batch`'s default) one replay settles
+ * it wherever the step fits at batch 1: the search starts from a seed of at least 1 and, from a
+ * seed that does not fit, steps down to batch 1 before it answers 0 (src/fit/search.ts), so a step
+ * that fits at 1 answers at least 1 whatever happens above it (fits need not be monotone). Then
+ * neither the seed's replays (two) nor the search's (two or more) are made; otherwise, or for a
+ * larger batch, the search runs.
+ */
+export async function analyticReaches(plan: MemoryPlan, budget: Budget, batch: number, signal?: AbortSignal): Promise<boolean> {
+  if (batch <= 1 && (budget.maxBatch ?? 1) >= 1 && answerOf(plan, budget).known === undefined) {
+    await checkpoint(signal);
+    if (!phaseExceedsAtOne(plan, budget) && fitsBudget(plan, 1, budget.allocator, budget.budgetBytes)) return true;
+  }
+  return (await analyticMaxBatchOn(plan, budget, signal)) >= batch;
 }
 
 /**
@@ -66,7 +89,13 @@ function phaseExceedsAtOne(plan: MemoryPlan, budget: Budget): boolean {
 export async function measureAnalytic(plan: MemoryPlan, budget: Budget, batch: number, signal?: AbortSignal): Promise<{ batchSize: number; bytesAtBatch: number }> {
   const batchSize = await analyticMaxBatchOn(plan, budget, signal);
   await checkpoint(signal); // each replay of a deep model's step takes a while
-  const bytesAtBatch = bytesWithin(plan, batch, budget.allocator, budget.budgetBytes);
+  // Where the step's own bytes at `batch` exceed the room (liveBytesExceed), the replay at capacity
+  // cannot complete and bytesWithin answers with the replay without a limit: only that one is made
+  // (advice's rows that do not fit, each a replay to its failure fewer).
+  const { allocator, budgetBytes } = budget;
+  const bytesAtBatch = liveBytesExceed(plan, batch, budgetBytes - allocator.contextBytes)
+    ? reservedBytes(plan, batch, allocator.kind, allocator.conf) + allocator.contextBytes
+    : bytesWithin(plan, batch, allocator, budgetBytes);
   await checkpoint(signal); // and so does the next plan the caller builds
   return { batchSize, bytesAtBatch };
 }
