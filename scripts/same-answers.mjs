@@ -5,7 +5,7 @@
 //   arguments, split on spaces; a line may start with `SIM=<gpu>:<bytes>;... ` for simulated devices).
 // Exit status 0 when every case matches, 1 when one differs (each difference is printed), 2 on usage.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -100,10 +100,13 @@ const masked = (text) => text.replace(/"elapsedMs": [0-9.e+-]+/g, '"elapsedMs": 
 
 // Each build writes its own code caches, in a folder of its own: no run reads another's.
 const caches = mkdtempSync(join(tmpdir(), "vramfit-same-"));
+mkdirSync(join(caches, "locks"));
 function run(dir, line, which) {
   const sim = /^SIM=([^ ].*?) (batch|check|plan|gpus) /.exec(line);
   const argv = (sim === null ? line : line.slice(4 + sim[1].length + 1)).split(" ");
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, XDG_CACHE_HOME: join(caches, which), ...(sim !== null && { VRAMFIT_CUDA_LIBRARY: simulator(dir), CUDASIM_DEVICES: sim[1] }) };
+  // Device locks of this run's own: another session probing the same simulated device would make
+  // one build's run wait and say so.
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, XDG_CACHE_HOME: join(caches, which), VRAMFIT_LOCK_DIR: join(caches, "locks"), ...(sim !== null && { VRAMFIT_CUDA_LIBRARY: simulator(dir), CUDASIM_DEVICES: sim[1] }) };
   const r = spawnSync(process.execPath, [join(dir, "bin", "vramfit.js"), ...argv], { env, encoding: "utf8", maxBuffer: 64 * 2 ** 20 });
   return { out: masked(r.stdout), err: masked(r.stderr.replaceAll(dir, "DIR")), status: r.status };
 }
