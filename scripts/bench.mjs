@@ -143,6 +143,7 @@ const median = (xs) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
+const mean = (xs) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
 const round = (x, digits = 3) => (x === null || x === undefined ? x : Number(x.toFixed(digits)));
 
 // --- workloads --------------------------------------------------------------------------------
@@ -250,7 +251,7 @@ function commandTimes(runs) {
     if (run.status !== 0 && run.status !== 1 && !(allowUsageError && run.status === 2)) throw new Error(`${argv.join(" ")} exited ${run.status}: ${run.stderr}`);
     return { ms, cpuMs: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore, stdout: run.stdout, stderr: run.stderr, status: run.status };
   };
-  const rows = commands.map((c) => ({ ...c, argv: [cli, ...c.args], envAll: { ...bare, ...c.env }, ms: [], cpuMs: [], nodeMs: [], nodeCpuMs: [], ratios: [], load: [], againstMs: [], againstRatios: [] }));
+  const rows = commands.map((c) => ({ ...c, argv: [cli, ...c.args], envAll: { ...bare, ...c.env }, ms: [], cpuMs: [], nodeMs: [], nodeCpuMs: [], ratios: [], load: [], againstMs: [], againstRatios: [], againstCpuMs: [] }));
   // One unmeasured run of each fills the page cache and the CLI's code cache; then each run of a
   // command follows a run of `node -e 0`, and the commands take turns.
   time(["-e", "0"], bare);
@@ -278,6 +279,7 @@ function commandTimes(runs) {
       if (other !== undefined) {
         row.againstMs.push(other.ms);
         row.againstRatios.push(other.ms / node.ms);
+        if (other.cpuMs !== undefined) row.againstCpuMs.push(other.cpuMs);
       }
       row.nodeMs.push(node.ms);
       row.ms.push(command.ms);
@@ -297,12 +299,15 @@ function commandTimes(runs) {
     ...(row.answer && { answer: row.answer }),
     medianMs: round(median(row.ms), 2),
     nodeMedianMs: round(median(row.nodeMs), 2),
-    ...(row.cpuMs.length > 0 && { medianCpuMs: round(median(row.cpuMs), 1), nodeMedianCpuMs: round(median(row.nodeCpuMs), 1) }),
+    // Means as well: /proc counts CPU in clock ticks (10 ms), so medians move in 10 ms steps; the
+    // mean of many runs resolves a difference of a millisecond or two, and load inflates CPU time
+    // far less than wall time.
+    ...(row.cpuMs.length > 0 && { medianCpuMs: round(median(row.cpuMs), 1), nodeMedianCpuMs: round(median(row.nodeCpuMs), 1), meanCpuMs: round(mean(row.cpuMs), 1), nodeMeanCpuMs: round(mean(row.nodeCpuMs), 1) }),
     ratio: round(median(row.ratios), 2),
     loadAverage: round(median(row.load), 2),
     ms: row.ms.map((x) => round(x, 2)),
     nodeMs: row.nodeMs.map((x) => round(x, 2)),
-    ...(row.againstMs.length > 0 && { against: { cli: againstCli, medianMs: round(median(row.againstMs), 2), ratio: round(median(row.againstRatios), 2), ms: row.againstMs.map((x) => round(x, 2)) } }),
+    ...(row.againstMs.length > 0 && { against: { cli: againstCli, medianMs: round(median(row.againstMs), 2), ratio: round(median(row.againstRatios), 2), ...(row.againstCpuMs.length > 0 && { meanCpuMs: round(mean(row.againstCpuMs), 1) }), ms: row.againstMs.map((x) => round(x, 2)) } }),
     ...(row.againstUnsupported !== undefined && { against: { cli: againstCli, unsupported: row.againstUnsupported } }),
     ...(row.goal && { goal: row.goal }),
   }));
@@ -598,11 +603,11 @@ function renderTables(r) {
   out.push(`machine: ${r.machine.cpus} × ${r.machine.cpuModel}, node ${r.machine.node}, load average ${r.machine.loadAverageAtStart} → ${r.machine.loadAverageAtEnd}${r.quick ? " (quick mode)" : ""}\n`);
   if (r.commands) {
     const c = r.commands;
-    out.push(`\nthe CLI per command: ${c.runs} runs each, every one right after a run of node -e 0; ratio = median of the paired ratios; CPU = user + system (medians); load = the 1-minute load average (median over its runs)\n`);
+    out.push(`\nthe CLI per command: ${c.runs} runs each, every one right after a run of node -e 0; ratio = median of the paired ratios; CPU = user + system (medians, and means where two builds are compared); load = the 1-minute load average (median over its runs)\n`);
     const against = c.rows.some((x) => x.against !== undefined);
     if (against) out.push(`after each node -e 0 the command ran on this build and on ${c.rows.find((x) => x.against)?.against.cli} (in turns first): "against" columns\n`);
-    const againstCells = (x) => (!against ? [] : x.against === undefined ? ["-", "-"] : x.against.unsupported !== undefined ? ["not run: exit 2", "-"] : [x.against.medianMs, `${x.against.ratio}×`]);
-    out.push(table(["command", "median ms", "CPU ms", "node -e 0 ms", "its CPU ms", "load", "× node -e 0", "goal", "measured", "met", ...(against ? ["against ms", "against × node -e 0"] : [])], c.rows.map((x) => x.unsupported !== undefined ? [x.command, `not run: exit ${x.exitStatus}`, "-", "-", "-", "-", "-", "-", "-", "-", ...againstCells(x)] : [
+    const againstCells = (x) => (!against ? [] : x.against === undefined ? ["-", "-", "-"] : x.against.unsupported !== undefined ? ["not run: exit 2", "-", "-"] : [x.against.medianMs, `${x.against.ratio}×`, `${x.meanCpuMs ?? "-"} / ${x.against.meanCpuMs ?? "-"}`]);
+    out.push(table(["command", "median ms", "CPU ms", "node -e 0 ms", "its CPU ms", "load", "× node -e 0", "goal", "measured", "met", ...(against ? ["against ms", "against × node -e 0", "CPU mean this / against"] : [])], c.rows.map((x) => x.unsupported !== undefined ? [x.command, `not run: exit ${x.exitStatus}`, "-", "-", "-", "-", "-", "-", "-", "-", ...againstCells(x)] : [
       `${x.command}${x.env ? ` (${x.note})` : ""}`,
       x.medianMs,
       x.medianCpuMs,
