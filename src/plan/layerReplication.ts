@@ -2,6 +2,7 @@
 import type { PlannedTensor } from "./memoryPlan.js";
 import { NameTable } from "./nameTable.js";
 import { TrainingPhases, type Stage } from "./stepPhases.js";
+import { recordCopiedColumns, tensorColumns } from "./tensorColumns.js";
 
 /** What TrainingTape.timeline returns: the phases, the tensors, when each group's gradients start, and each tensor's stage. */
 export interface StepTimeline {
@@ -131,6 +132,11 @@ function refill(layout: Layout, small: StepTimeline): StepTimeline {
     const from = small.parameterGradientStarts.get(layout.groupSources[g++]!)!;
     parameterGradientStarts.set(group, list.map((x, j) => ({ phase: x.phase, parameters: from[j]!.parameters })));
   }
+  // The columns every plan on this timeline reads (src/plan/tensorColumns.ts): the bytes copied from
+  // the small timeline's as the tensors were, the ranges the layout's (its names are strings: made
+  // from plain ones, or the small timeline's, which sameLayout found equal).
+  const madeColumns = tensorColumns(made, made.phases.names.length);
+  if (madeColumns.firstMalformed < 0) recordCopiedColumns(tensors, tensorColumns(small, small.phases.names.length), layout.sources, madeColumns.firstPhase, madeColumns.lastPhase, made.phases.names.length);
   // Phases, gradient starts and origins are the layout's: values nobody edits (src/plan/timelineCache.ts).
   return { phases: made.phases, tensors, gradientStarts: made.gradientStarts, parameterGradientStarts, origins: made.origins };
 }
@@ -205,9 +211,15 @@ function replicate(small: StepTimeline, layers: number): Omit<Layout, "small"> {
   const tensors: PlannedTensor[] = [];
   const origins: number[] = [];
   const sources: number[] = [];
+  const firstPhases: number[] = [];
+  const lastPhases: number[] = [];
   const emit = (t: PlannedTensor, origin: number, delta: number, source: number) => {
     sources.push(source);
-    tensors.push({ name: rename(t.name, delta), category: t.category, fixedBytes: t.fixedBytes, perSampleBytes: t.perSampleBytes, firstPhase: phaseAt(t.firstPhase!, delta), lastPhase: phaseAt(t.lastPhase!, delta) });
+    const firstPhase = phaseAt(t.firstPhase!, delta);
+    const lastPhase = phaseAt(t.lastPhase!, delta);
+    firstPhases.push(firstPhase);
+    lastPhases.push(lastPhase);
+    tensors.push({ name: rename(t.name, delta), category: t.category, fixedBytes: t.fixedBytes, perSampleBytes: t.perSampleBytes, firstPhase, lastPhase });
     origins.push(origin === 0 ? 0 : origin <= k ? origin + delta : origin + shift);
   };
   const n = small.tensors.length;
@@ -250,6 +262,10 @@ function replicate(small: StepTimeline, layers: number): Omit<Layout, "small"> {
     return out;
   };
   const groupSources: string[] = [];
+  const copied = Int32Array.from(sources);
+  // The columns every plan on this timeline reads (src/plan/tensorColumns.ts), made as the tensors
+  // were: their names are strings (renamed, or the small timeline's, plain where this applies).
+  recordCopiedColumns(tensors, tensorColumns(small, small.phases.names.length), copied, Int32Array.from(firstPhases), Int32Array.from(lastPhases), phases.names.length);
   return {
     timeline: {
       phases,
@@ -258,7 +274,7 @@ function replicate(small: StepTimeline, layers: number): Omit<Layout, "small"> {
       parameterGradientStarts: byGroup(small.parameterGradientStarts, (list, delta) => list.map((x) => ({ phase: phaseAt(x.phase, delta), parameters: x.parameters })), groupSources),
       origins: Int32Array.from(origins),
     },
-    sources: Int32Array.from(sources),
+    sources: copied,
     groupSources,
   };
 }

@@ -111,6 +111,44 @@ export function tensorColumns(plan: { tensors: readonly ColumnTensor[] }, phases
   return columns;
 }
 
+/**
+ * Records the columns of `list`, a list made from another (`source`'s tensors, as `sources[i]`
+ * names for tensor i) with its own names and live ranges (`firstPhase`, `lastPhase`, `phases`
+ * phases): what readInto would read from it, without reading it. src/plan/layerReplication.ts
+ * makes a deep model's timeline (GPT-3: ~8,000 tensors) from a five-layer one this way, and every
+ * timeline's tensors were then read back, field by field, for their columns.
+ *
+ * Only where readInto would find every tensor plain: `source`'s all are (its bytes, copied here),
+ * every range lies within the phases, and every name is a string (the caller's word); else
+ * nothing is recorded, and the list is read as any other. The categories are `source`'s, in its
+ * order: the caller's word that every one of its tensors is copied, each first at a later index
+ * than the one before it (so the list meets them in `source`'s order).
+ */
+export function recordCopiedColumns(list: readonly ColumnTensor[], source: TensorColumns, sources: Int32Array, firstPhase: Int32Array, lastPhase: Int32Array, phases: number): void {
+  const n = list.length;
+  if (source.firstMalformed >= 0 || sources.length !== n || firstPhase.length !== n || lastPhase.length !== n || phases < 1) return;
+  const last = phases - 1;
+  const fixedBytes = new Float64Array(n);
+  const perSampleBytes = new Float64Array(n);
+  const { fixedBytes: fromFixed, perSampleBytes: fromPerSample } = source;
+  let fixedTotal = 0;
+  let perSampleTotal = 0;
+  for (let i = 0; i < n; i++) {
+    const from = firstPhase[i]!;
+    const to = lastPhase[i]!;
+    if (from < 0 || from > last || to < from || to > last) return;
+    const k = sources[i]!;
+    const fixed = fromFixed[k]!;
+    const perSample = fromPerSample[k]!;
+    fixedBytes[i] = fixed;
+    perSampleBytes[i] = perSample;
+    // In index order from 0, as readInto sums: the same totals.
+    fixedTotal += fixed;
+    perSampleTotal += perSample;
+  }
+  columnsByList.set(list, { fixedBytes, perSampleBytes, firstPhase, lastPhase, phases, firstMalformed: -1, categories: source.categories.slice(), fixedTotal: 0 + fixedTotal, perSampleTotal: 0 + perSampleTotal });
+}
+
 /** Lists that many joined lists share (a timeline's step, src/plan/transformerPlan.ts): their columns are kept. */
 const sharedParts = new WeakSet<readonly ColumnTensor[]>();
 

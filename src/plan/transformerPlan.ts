@@ -72,7 +72,8 @@ const hasBytes = (t: PlannedTensor) => t.fixedBytes > 0 || t.perSampleBytes > 0;
  */
 function allocated(tensors: readonly PlannedTensor[]): readonly PlannedTensor[] {
   let kept = allocatedOf.get(tensors);
-  if (kept === undefined) allocatedOf.set(tensors, (kept = sharedPart(tensors.filter(hasBytes))));
+  // The list itself where every tensor has bytes (a replicated timeline's columns are already made for it).
+  if (kept === undefined) allocatedOf.set(tensors, (kept = sharedPart(tensors.every(hasBytes) ? tensors : tensors.filter(hasBytes))));
   return kept;
 }
 const allocatedOf = new WeakMap<readonly PlannedTensor[], readonly PlannedTensor[]>();
