@@ -1,5 +1,5 @@
 // The only door to the native addon: finds it, loads the CUDA driver, remembers why either failed.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,16 +40,37 @@ export function addonCandidates(explicitPath?: string): string[] {
 }
 
 /**
- * Loads a native addon through require (which caches it: the addon registers itself once per
- * process). Only a `.node` file: require would run any other file as JavaScript. One that lacks
- * the addon's entry points is not vramfit's.
+ * Loads a native addon, once per Node environment (the addon registers itself once per
+ * environment). Only a `.node` file: one that lacks the addon's entry points is not vramfit's.
  */
 function loadNative(path: string): Addon {
   if (!path.endsWith(".node")) throw new Error("a Node addon's file name ends in .node");
-  const addon = createRequire(import.meta.url)(path) as Partial<Addon>;
+  const addon = openNative(path) as Partial<Addon>;
   if (typeof addon.setErrorClass !== "function") throw new Error("a Node addon, but not vramfit's");
   addon.setErrorClass(VramfitError);
   return addon as Addon;
+}
+
+/**
+ * The addon's exports as `require(path)` gives them, without require's resolution: for an absolute
+ * path to a `.node` file require stats it, walks up for a package.json (its "self" lookup) and
+ * makes a module for it before the same process.dlopen: in a fresh process 1.8-2.2 ms against
+ * 1.0-1.4 ms for this function's way, 0.4 of it the dlopen (docs/benchmarks.md, seventh round),
+ * in every run that loads the addon. One instance per environment as with require: require's
+ * cache (keyed, as require keys it, by the real path) is read first, where another caller (a
+ * test's helper, the user's own code) may have required the addon, and what is loaded here is put
+ * there, so that a later require of it gets this instance, not a second one.
+ */
+function openNative(path: string): unknown {
+  const cache = createRequire(import.meta.url).cache;
+  const key = realpathSync.native(path);
+  const known = cache[key];
+  if (known !== undefined) return known.exports;
+  const module = { exports: {} };
+  process.dlopen(module, path);
+  // What require's cache reads of an entry (Module._load): its exports, that it has loaded, its children.
+  cache[key] = { id: key, filename: key, loaded: true, exports: module.exports, children: [], paths: [] } as unknown as NodeJS.Module;
+  return module.exports;
 }
 
 /** The first line of a load failure, with why where the machine is the cause (another arch, musl, an older glibc). */
