@@ -95,10 +95,21 @@ export async function adviceFor(
     targetBatch,
     fromBatchSize: from,
     target,
-    limits: options.limits,
+    limits: budgetLimits(options.limits),
     ...(options.hostBudget !== undefined && { hostBudgetBytes: options.hostBudget.bytes }),
     ...(options.signal !== undefined && { signal: options.signal }),
   });
+}
+
+/**
+ * The limits advice applies to the catalog GPUs it advises: `batch` hands its search limits over
+ * whole, and --max-batch among them made advise refuse the request ("request.limits.maxBatch:
+ * expected no such field", exit 2, for any batch that did not fit under --max-batch); the cap
+ * reaches advice as the target's maxBatch instead.
+ */
+function budgetLimits(limits: AdviceOptions["limits"] & { maxBatch?: number }): AdviceOptions["limits"] {
+  const { maxBatch: _, ...rest } = limits;
+  return rest;
 }
 
 /** The advice fields a `batch` or `check` report carries (`adviceText` is for people, not JSON). */

@@ -169,6 +169,19 @@ describe("vramfit batch --min-batch", () => {
     expect(bare.json.adviceSummary).toBeUndefined();
   });
 
+  it("with --max-batch: advice (exit 1), each change's batch found up to the cap (it exited 2 with 'request.limits.maxBatch: expected no such field')", async () => {
+    const args = ["batch", "--model", "llama-2-13b", "--seq", "2048", "--gpu", "A100-40GB"];
+    const capped = await runJson<{ batchSize: number; advice: AdviceJson[] }>([...args, "--max-batch", "4"]);
+    expect(capped.status).toBe(1);
+    const free = await runJson<{ batchSize: number; advice: AdviceJson[] }>(args);
+    expect(capped.json.advice.map((a) => a.change)).toEqual(free.json.advice.map((a) => a.change));
+    // The combination reaches more than 4 without the cap, exactly 4 with it; the rest as without.
+    const uncapped = free.json.advice[0]!;
+    expect(uncapped.batchSize).toBeGreaterThan(4);
+    expect(capped.json.advice[0]!.batchSize).toBe(4);
+    for (const [i, a] of capped.json.advice.entries()) expect(a.batchSize).toBe(Math.min(4, free.json.advice[i]!.batchSize));
+  });
+
   it("gpt3-175b on one GPU: no single change fits; the advice says so and how many GPUs it takes", async () => {
     const run = await runCli(["batch", "--model", "gpt3-175b", "--gpu", "H100-80GB"]);
     expect(run.status).toBe(1);
