@@ -146,23 +146,25 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
     const cost = candidate.costFor?.(result.plan) ?? candidate.cost;
     return { ...candidate, cost, batchSize, bytesAtTarget: result.bytesAtBatch, budgetBytes: on.budgetBytes, plan: result.plan, source: probed ? "device" : "analytic" };
   };
-  const evaluated: Evaluated[] = [];
-  for (const candidate of await singleChanges(request, reaches)) {
-    const e = await evaluate(candidate);
-    if (e !== undefined) evaluated.push(e);
-  }
+  // A change whose model states alone leave no room on an analytic target fits no batch (the floor
+  // `reaches` uses, src/plan/stateFloor.ts): it reaches nothing, so it can only be a row that comes
+  // closer, and only where it needs fewer bytes than the batch now (the batch now is 0). Its plan
+  // is built, and its bytes replayed, only where such a row could be shown: not when the changes
+  // that reach already fill the list (an H100's advice for llama-3.1-8b: four plans fewer, among
+  // them the shorter sequence's), nor when the batch now is above 0. On a device every change is
+  // measured, as its probes may say otherwise.
+  const noBatch = (c: Candidate) =>
+    c.catalog === undefined && target.measure === undefined && targetBatch >= 1 && wholeStepStateBytes(workload, c.setup) > target.budgetBytes - target.allocator.contextBytes;
+  const slots: (Evaluated | Candidate | undefined)[] = [];
+  for (const candidate of await singleChanges(request, reaches)) slots.push(noBatch(candidate) ? candidate : await evaluate(candidate));
+  const isEvaluated = (slot: Evaluated | Candidate | undefined): slot is Evaluated => slot !== undefined && "plan" in slot;
   const from = request.fromBatchSize;
   const helps = (e: Evaluated) => e.batchSize > from || (from === 0 && e.batchSize === 0 && shortfall(e) < currentShortfall);
-  const useful = evaluated.filter(helps);
   const byCost = (a: Evaluated, b: Evaluated) =>
     Math.floor(a.cost.rank) - Math.floor(b.cost.rank) || a.gpus - b.gpus || a.cost.rank - b.cost.rank || b.batchSize - a.batchSize;
   // A change that needs more host memory than this host has cannot work here, however large its
   // batch: it never counts as reaching the target, and comes after every change that can work.
-  const reaching = useful.filter((e) => reachesHere(e, request)).sort(byCost);
-  const closer = useful
-    .filter((e) => !reachesHere(e, request))
-    .sort((a, b) => Number(hostFits(b, request)) - Number(hostFits(a, request)) || b.batchSize - a.batchSize || shortfall(a) - shortfall(b));
-
+  const reaching = slots.filter(isEvaluated).filter(helps).filter((e) => reachesHere(e, request)).sort(byCost);
   let together: Evaluated | undefined;
   // Also when the cheapest way there adds GPUs: a combination with the cheap savers may need far
   // fewer (llama-2-7b on an RTX 4090: --zero 3 --gpus 1024, where --checkpointing --zero 3 --gpus 8 does).
@@ -183,6 +185,16 @@ export async function advise(request: AdviceRequest): Promise<AdviceReport> {
   // offloads, it goes after the changes that can work.
   const combined = together && helps(together) ? [together] : [];
   const workingCombined = combined.filter((e) => hostFits(e, request));
+  const shownBefore = new Set([...reaching, ...workingCombined].map((e) => e.change)).size;
+  if (from === 0 && shownBefore < limit) {
+    // Rows that come closer are shown: the changes set aside are measured now, in their places.
+    for (const [i, slot] of slots.entries()) if (slot !== undefined && !isEvaluated(slot)) slots[i] = await evaluate(slot);
+  }
+  const closer = slots
+    .filter(isEvaluated)
+    .filter(helps)
+    .filter((e) => !reachesHere(e, request))
+    .sort((a, b) => Number(hostFits(b, request)) - Number(hostFits(a, request)) || b.batchSize - a.batchSize || shortfall(a) - shortfall(b));
   const ordered = [...reaching, ...workingCombined, ...closer.filter((e) => hostFits(e, request)), ...combined.filter((e) => !hostFits(e, request)), ...closer.filter((e) => !hostFits(e, request))]
     .filter((e) => !seen.has(e.change) && seen.add(e.change))
     .slice(0, limit);

@@ -2,8 +2,12 @@
 // (one shared plan, checked once, its replays and answers remembered), against the same question
 // asked with nothing shared or cached (a plan object no cache has seen).
 import { describe, expect, it } from "vitest";
+import { advise, type Advice, type AdviceTarget } from "../../src/advice/advise.js";
 import { gpusFit } from "../../src/advice/gpusFit.js";
-import { GPU_CATALOG } from "../../src/devices/catalog.js";
+import { jobModel } from "../../src/fit/charges.js";
+import { budgetBytes } from "../../src/fit/budget.js";
+import { analyticMaxBatch } from "../../src/fit/analytic.js";
+import { GPU_CATALOG, findGpu } from "../../src/devices/catalog.js";
 import { findMaxBatch, type BatchResult } from "../../src/index.js";
 import type { MemoryPlan } from "../../src/plan/memoryPlan.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
@@ -99,4 +103,29 @@ describe("shared plans and remembered answers", () => {
     }
     expect(compared).toBeGreaterThan(50);
   });
+
+  it("advise the same rows when the changes that cannot be shown are left unmeasured as when every change is measured", async () => {
+    // An analytic target leaves a change whose model states alone fit no batch unmeasured until its
+    // row could be shown (src/advice/advise.ts); a target with a measure of its own measures every
+    // change. Here that measure is the analytic answer, so the two reports differ only in `source`.
+    const cases: [string, RunSetup, string, number][] = [
+      ["llama-3.1-8b", { mode: "train", precision: "amp", optimizer: "adamw", seq: 4096 }, "H100-80GB", 1], // the rows that reach fill the list
+      ["llama-3.1-8b", { mode: "train", precision: "amp", optimizer: "adamw", seq: 4096 }, "RTX-4090", 1], // rows that come closer are shown
+      ["llama-2-13b", { mode: "train", precision: "amp", optimizer: "adamw", seq: 2048 }, "A100-80GB", 4],
+      ["llama-2-7b", { mode: "train", precision: "amp", optimizer: "adamw", seq: 4096 }, "A100-80GB", 64], // none reaches
+    ];
+    const withoutSource = (items: Advice[]) => items.map(({ source: _, ...rest }) => rest);
+    for (const [name, setup, id, targetBatch] of cases) {
+      const workload = presetWorkload(name)!;
+      const gpu = findGpu(id);
+      const analytic: AdviceTarget = { budgetBytes: budgetBytes({ freeBytes: gpu.totalBytes, totalBytes: gpu.totalBytes }), allocator: jobModel({}), totalBytes: gpu.totalBytes, id: gpu.id };
+      const measured: AdviceTarget = { ...analytic, measure: async (plan) => (await analyticMaxBatch(unshared(plan), analytic.budgetBytes, analytic.allocator)).batchSize };
+      const fromBatchSize = (await analyticMaxBatch(sharedPlan(workload, setup), analytic.budgetBytes, analytic.allocator)).batchSize;
+      const lazy = await advise({ workload, setup, targetBatch, fromBatchSize, target: analytic });
+      const every = await advise({ workload, setup, targetBatch, fromBatchSize, target: measured });
+      expect(withoutSource(lazy.items), `${name} on ${id}, batch ${targetBatch}`).toEqual(withoutSource(every.items));
+      expect(lazy.summary).toBe(every.summary);
+      expect(lazy.items.length).toBeGreaterThan(0);
+    }
+  }, 60_000);
 });
