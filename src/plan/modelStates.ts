@@ -78,9 +78,27 @@ function pushStates(into: PlannedTensor[], group: StateGroup, kind: string, cate
     into.push(fixed(name, category, total));
     return;
   }
-  const names = NUMBERED.get(name, tensors.length);
-  for (let i = 0; i < tensors.length; i++) into.push(fixed(names[i]!, category, tensors[i]! * bytesPerParameter));
+  const key = `${kind} ${category} ${bytesPerParameter}`;
+  let byKind = perTensorStates.get(group);
+  if (byKind === undefined) perTensorStates.set(group, (byKind = new Map()));
+  let made = byKind.get(key);
+  if (made === undefined) {
+    const names = NUMBERED.get(name, tensors.length);
+    const list: PlannedTensor[] = [];
+    for (let i = 0; i < tensors.length; i++) list.push(fixed(names[i]!, category, tensors[i]! * bytesPerParameter));
+    byKind.set(key, (made = list));
+  }
+  for (let i = 0; i < made.length; i++) into.push(made[i]!);
 }
+
+/**
+ * Per group (by identity: a model's groups are made once, src/plan/transformerGroups.ts), its
+ * per-tensor states of each kind, category and size: whole-step tensors every plan of the model
+ * with those states holds alike (llama-3.1-8b's advice: 41 plans of ~870 such tensors each, made
+ * again for each). Shared, not copied: a plan's tensors are values nobody edits, as the
+ * timeline's are (src/plan/timelineCache.ts).
+ */
+const perTensorStates = new WeakMap<StateGroup, Map<string, readonly PlannedTensor[]>>();
 
 /**
  * A group's gradients (as pushStates' `grads`) on the step's timeline: each from the backward that
