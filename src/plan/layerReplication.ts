@@ -172,6 +172,17 @@ const RENAMED = new NameTable<string, number>((name, delta) => {
   return renamed;
 });
 
+/**
+ * A template layer's name under every shift from 0 to `shift` (`delta` 0: the name itself), made
+ * once per name and layer count: replicate names each template tensor once per middle layer, and
+ * a lookup per tensor and layer (two maps deep) was most of GPT-3's renaming.
+ */
+const RENAMED_SERIES = new NameTable<string, number, readonly string[]>((name, shift) => {
+  const series = [name];
+  for (let delta = 1; delta <= shift; delta++) series.push(RENAMED.get(name, delta));
+  return series;
+});
+
 /** `small` (BUILT_LAYERS layers) with its template layer repeated to make `layers`. */
 function replicate(small: StepTimeline, layers: number): Omit<Layout, "small"> {
   const k = BUILT_LAYERS;
@@ -213,19 +224,21 @@ function replicate(small: StepTimeline, layers: number): Omit<Layout, "small"> {
   const sources: number[] = [];
   const firstPhases: number[] = [];
   const lastPhases: number[] = [];
-  const emit = (t: PlannedTensor, origin: number, delta: number, source: number) => {
+  const emit = (t: PlannedTensor, origin: number, delta: number, source: number, name: string) => {
     sources.push(source);
     const firstPhase = phaseAt(t.firstPhase!, delta);
     const lastPhase = phaseAt(t.lastPhase!, delta);
     firstPhases.push(firstPhase);
     lastPhases.push(lastPhase);
-    tensors.push({ name: rename(t.name, delta), category: t.category, fixedBytes: t.fixedBytes, perSampleBytes: t.perSampleBytes, firstPhase, lastPhase });
+    tensors.push({ name, category: t.category, fixedBytes: t.fixedBytes, perSampleBytes: t.perSampleBytes, firstPhase, lastPhase });
     origins.push(origin === 0 ? 0 : origin <= k ? origin + delta : origin + shift);
   };
   const n = small.tensors.length;
   for (let a = 0; a < n; ) {
     if (small.origins[a] !== TEMPLATE_STAGE) {
-      emit(small.tensors[a]!, small.origins[a]!, deltaOf(small.origins[a]!), a);
+      const t = small.tensors[a]!;
+      const delta = deltaOf(small.origins[a]!);
+      emit(t, small.origins[a]!, delta, a, rename(t.name, delta));
       a += 1;
       continue;
     }
@@ -235,9 +248,11 @@ function replicate(small: StepTimeline, layers: number): Omit<Layout, "small"> {
     let b = a;
     while (b < n && small.origins[b] === TEMPLATE_STAGE) b += 1;
     const ascending = a === 0 || small.origins[a - 1]! < TEMPLATE_STAGE;
+    const names: (readonly string[])[] = [];
+    for (let x = a; x < b; x++) names.push(RENAMED_SERIES.get(small.tensors[x]!.name, shift));
     for (let j = 0; j <= shift; j++) {
       const delta = ascending ? j : shift - j;
-      for (let x = a; x < b; x++) emit(small.tensors[x]!, TEMPLATE_STAGE, delta, x);
+      for (let x = a; x < b; x++) emit(small.tensors[x]!, TEMPLATE_STAGE, delta, x, names[x - a]![delta]!);
     }
     a = b;
   }
