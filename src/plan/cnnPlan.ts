@@ -5,12 +5,31 @@ import type { CnnWorkload } from "../workload/workload.js";
 import { autocastLayout } from "./autocast.js";
 import { weightBytes } from "./bytesPerParameter.js";
 import type { MemoryPlan, PlannedTensor } from "./memoryPlan.js";
-import { hostStateTensors, modelStateTensors } from "./modelStates.js";
+import { hostStateTensors, modelStateTensors, type StateGroup } from "./modelStates.js";
 import { cnnTape } from "./cnnStep.js";
 import { sharedTimeline } from "./timelineCache.js";
 import { describeSetup, type ResolvedSetup } from "./setup.js";
 
+/**
+ * The network traced at an image size, once per network (by identity) and size: `gpus --fit
+ * --model resnet152` plans the same network for every GPU and rank count (16 plans), and each
+ * traced it again. A trace is a value: plans read it and copy what they keep.
+ */
 function trace(workload: CnnWorkload, imageSize: number): CnnTrace {
+  let bySize = traces.get(workload.network);
+  if (bySize === undefined) traces.set(workload.network, (bySize = new Map()));
+  let traced = bySize.get(imageSize);
+  if (traced === undefined) {
+    traced = traceNetwork(workload, imageSize);
+    if (bySize.size >= SIZES_KEPT) bySize.clear(); // a search over image sizes keeps the last few, not all
+    bySize.set(imageSize, traced);
+  }
+  return traced;
+}
+const SIZES_KEPT = 16;
+const traces = new WeakMap<CnnWorkload["network"], Map<number, CnnTrace>>();
+
+function traceNetwork(workload: CnnWorkload, imageSize: number): CnnTrace {
   try {
     return traceCnn(workload.network, imageSize);
   } catch (error) {
@@ -40,7 +59,7 @@ export function cnnPlan(workload: CnnWorkload, setup: ResolvedSetup): MemoryPlan
     throw invalidArgument("--image", imageSize, `${network.imageSize} for ${workload.name} (its classifier's input size is fixed by the image size; add an adaptiveavgpool layer to accept others)`);
   }
   const e = weightBytes(setup.precision);
-  const groups = reference.parameterGroups.map((g) => ({ ...g, tensorParallelCount: 0 }));
+  const groups = stateGroups(reference);
   const host = hostStateTensors(groups, setup);
   let phases: string[] | undefined;
   let tensors: PlannedTensor[];
@@ -72,5 +91,17 @@ export function cnnPlan(workload: CnnWorkload, setup: ResolvedSetup): MemoryPlan
     ...(host !== undefined && { host }),
   };
 }
+
+/**
+ * The trace's parameter groups as modelStateTensors takes them, made once per trace: the same
+ * objects in every plan of the network, so the states made per group (src/plan/modelStates.ts)
+ * are made once too.
+ */
+function stateGroups(trace: CnnTrace): readonly StateGroup[] {
+  let groups = groupsOf.get(trace);
+  if (groups === undefined) groupsOf.set(trace, (groups = Object.freeze(trace.parameterGroups.map((g) => Object.freeze({ ...g, tensorParallelCount: 0 })))));
+  return groups;
+}
+const groupsOf = new WeakMap<CnnTrace, readonly StateGroup[]>();
 
 const nonEmpty = (t: PlannedTensor): boolean => t.fixedBytes > 0 || t.perSampleBytes > 0;
