@@ -1,22 +1,26 @@
 // Test runner settings: each file in its own forked process, because the native addon binds one
 // CUDA driver (real or simulated) per process and tests vary the driver's environment.
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
-import { slowestFirstRank } from "./test/slowestFirst.js";
+import { ciResourceGroup, slowestFirstRank } from "./test/slowestFirst.js";
 
 // The slowest files start first (longest first), so that none of them is left running alone at the end: in a clean
 // clone vitest has no timings and starts the largest files first, and gpuAll (110 s beside two CPU hogs) ran last,
 // on one worker. The names and seconds are test/slowest-first.json's, from one clean-clone CI run beside two CPU hogs
 // (`node scripts/slowest-first.mjs LOG` rewrites it from a run's output; test/unit/slowestFirst.test.ts fails when a
 // file it names no longer exists). Files not named keep vitest's own order after these.
+// In CI (VRAMFIT_CI_RESOURCES set: .ci/run makes the venvs and the prebuilds beside the tests), the files that wait on
+// nothing or on the CPU venv go first, those that wait on the CUDA venv or the prebuilds last (ciResourceGroup).
 class SlowestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
+    const inCi = Boolean(process.env.VRAMFIT_CI_RESOURCES);
     return sorted
-      .map((file, at) => ({ file, at, rank: slowestFirstRank(file.moduleId) }))
-      .sort((a, b) => a.rank - b.rank || a.at - b.at)
+      .map((file, at) => ({ file, at, rank: slowestFirstRank(file.moduleId), group: inCi ? ciResourceGroup(readFileSync(file.moduleId, "utf8")) : 1 }))
+      .sort((a, b) => a.group - b.group || a.rank - b.rank || a.at - b.at)
       .map(({ file }) => file);
   }
 }

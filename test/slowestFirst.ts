@@ -19,3 +19,15 @@ export function slowestFirstRank(moduleId: string): number {
   const at = SLOWEST_FIRST.findIndex((name) => moduleId.replaceAll("\\", "/").endsWith(`/${name}`));
   return at < 0 ? SLOWEST_FIRST.length : at;
 }
+
+/**
+ * Where CI starts a file whose resources .ci/run makes beside the tests (test/ciResources.ts), from the
+ * `await ciResource("…")` lines in its text: 0 where it awaits only the CPU venv (made first, in the first minutes),
+ * 1 where it awaits nothing, 2 where it awaits the CUDA venv or the prebuilds (made last). So the workers are not
+ * all held, at the start, by files waiting on what is not made yet.
+ */
+export function ciResourceGroup(text: string): 0 | 1 | 2 {
+  const awaited = [...text.matchAll(/^await ciResource\("(\w+)"\);$/gm)].map((m) => m[1]);
+  if (awaited.length === 0) return 1;
+  return awaited.every((resource) => resource === "cpu") ? 0 : 2;
+}

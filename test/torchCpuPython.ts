@@ -1,5 +1,9 @@
 // The torch 2.13 CPU venv's python that PyTorch-running tests use (VRAMFIT_TORCH_CPU_PYTHON, made by .ci/python-envs.sh), or why they skip.
 import { existsSync } from "node:fs";
+import { ciResource } from "./ciResources.js";
+
+// In CI the venv is made beside the tests (.ci/run): wait for it before reading its variable.
+await ciResource("cpu");
 
 const python = process.env.VRAMFIT_TORCH_CPU_PYTHON;
 

@@ -8,6 +8,10 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ONE_THREAD, skipsWithoutTorchCpu, torchCpuPython } from "../torchCpuPython.js";
 import { root } from "./runCli.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("cpu");
 
 // The dry run's PyTorch: the torch 2.13 CPU venv (on a GPU box, gpu-all.sh uses $PYTHON, else python3).
 const PYTHON = torchCpuPython ?? "";

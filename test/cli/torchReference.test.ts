@@ -7,6 +7,10 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ONE_THREAD, skipsWithoutTorchCpu, torchCpuPython } from "../torchCpuPython.js";
 import { root, simulator } from "./runCli.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("cpu");
 
 const PYTHON = torchCpuPython ?? "";
 const skips = skipsWithoutTorchCpu("test/cli/torchReference.test.ts");

@@ -6,6 +6,10 @@ import { describe, expect, it } from "vitest";
 import { deviceSteps } from "../../src/fit/allocator.js";
 import { findMaxBatch, planTrace } from "../../src/index.js";
 import { root, runCli, runJson, simulatedGpus } from "./runCli.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("cpu");
 
 const scratch = mkdtempSync(join(tmpdir(), "vramfit-trace-command-"));
 const TINY_LLAMA = join(root, "python/tests/configs/tiny-llama.json");

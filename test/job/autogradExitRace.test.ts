@@ -16,6 +16,10 @@ import { describe, expect, it } from "vitest";
 import { prepareSimulatedGpu, readSimulatedRun, simulatedRunEnv } from "../../src/job/simulatedGpu.js";
 import { root, spawnCollected } from "../cli/runCli.js";
 import { withTorchDefaults } from "./torchDefaults.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("cuda");
 
 const python = process.env.VRAMFIT_TORCH_CUDA_PYTHON;
 const noCc = spawnSync("cc", ["--version"]).status !== 0;

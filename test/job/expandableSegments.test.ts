@@ -12,6 +12,10 @@ import { replayExpandable } from "../../src/fit/expandableSegments.js";
 import { prepareSimulatedGpu, simulatedRunEnv } from "../../src/job/simulatedGpu.js";
 import { root } from "../cli/runCli.js";
 import { withTorchDefaults } from "./torchDefaults.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("cuda");
 
 const python = process.env.VRAMFIT_TORCH_CUDA_PYTHON;
 const skip = python === undefined || python === "" ? "VRAMFIT_TORCH_CUDA_PYTHON is unset (source .ci/python-envs.sh)" : undefined;

@@ -12,6 +12,11 @@ import { parseComputeCapability } from "../../src/plan/computeCapability.js";
 import { findGpu } from "../../src/devices/catalog.js";
 import { root, spawnCollected } from "../cli/runCli.js";
 import { withTorchDefaults } from "./torchDefaults.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("cpu");
+await ciResource("cuda");
 
 const cpuPython = process.env.VRAMFIT_TORCH_CPU_PYTHON;
 const cudaPython = process.env.VRAMFIT_TORCH_CUDA_PYTHON;

@@ -11,6 +11,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readElfDynamic } from "../../src/job/elfSymbols.js";
 import { root } from "../cli/runCli.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("cuda");
 
 /** CUDA 12.5's headers, reduced to names and layouts (scripts/reference/cuda12-headers.mjs). */
 const headers = JSON.parse(readFileSync(join(root, "test", "fixtures", "cuda12-headers.json"), "utf8")) as { runtimeFunctions: string[]; runtimeRenames: Record<string, string>; cublasFunctions: string[]; deviceProp: { size: number; fields: [string, number, number][] } };

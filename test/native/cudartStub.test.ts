@@ -11,6 +11,10 @@ import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 
 import { DEFAULT_CONTEXT_BYTES, GiB, MiB } from "./simulator.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("cuda");
 
 const buildDir = fileURLToPath(new URL("../../build/Release/stubs/", import.meta.url));
 const stub = { 13: `${buildDir}cuda13/libcudart.so.13`, 12: `${buildDir}cuda12/libcudart.so.12` };

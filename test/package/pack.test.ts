@@ -13,6 +13,10 @@ import { readmeBlock } from "../../scripts/readme-library-example.mjs";
 import { transpile } from "../../scripts/run-ts.mjs";
 import { root, simulator, spawnCollected, type CliRun as Run } from "../cli/runCli.js";
 import { prebuildState, titled } from "./prebuildState.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("prebuilds");
 
 // CUDASIM_CONTEXT_BYTES=0: free memory is then total − used to the byte (the figures below), as in test/cli/runCli.ts.
 const H100 = { VRAMFIT_CUDA_LIBRARY: simulator, CUDASIM_DEVICES: "NVIDIA H100 80GB HBM3:85520809984:3221225472", CUDASIM_CONTEXT_BYTES: "0" };

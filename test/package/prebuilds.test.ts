@@ -16,6 +16,11 @@ import { inRoot, withRootMounts } from "../../scripts/prebuild-root.mjs";
 import { onPath } from "../../scripts/build-native.mjs";
 import { root } from "../cli/runCli.js";
 import { PREBUILT_ARCHES, prebuildState, titled } from "./prebuildState.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("prebuilds");
+await ciResource("cuda");
 
 const GiB = 2 ** 30;
 const found = prebuildState();

@@ -19,6 +19,10 @@ import { allocationTrace } from "../../src/step/allocationTrace.js";
 import { EDGES, edgeEvents } from "./allocConfEdges.js";
 import { emulatedCalls, eventsLog, presetPlan, type EmulatedReplay } from "./emulation.js";
 import { GenuineAllocator, buildHarness, findCudaInclude, findTorchWheel, type GenuineReplay, type HarnessOptions, type TorchWheel } from "./genuineAllocator.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("cuda");
 
 const MiB = 2 ** 20;
 const PRESETS = ["resnet18", "gpt2", "bert-base"];

@@ -13,6 +13,10 @@ import { listPresets } from "../../src/index.js";
 import { searchMaxBatch } from "../../src/fit/search.js";
 import { emulatedReplay, emulatedReservedBytes, eventsLog, presetPlan, vramfitLargestBatch, type EmulatedReplay } from "./emulation.js";
 import { DEVICE_BYTES, GenuineAllocator, buildHarness, findCudaInclude, findTorchWheel, type GenuineReplay, type TorchWheel } from "./genuineAllocator.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("cuda");
 
 /**
  * PyTorch's defaults; `max_split_size_mb:128` (blocks of 128 MiB or more are never split, so large

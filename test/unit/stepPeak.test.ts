@@ -15,6 +15,10 @@ import type { OptimizerImpl } from "../../src/plan/optimizerStep.js";
 import { presetWorkload } from "../../src/workload/presets.js";
 import type { Workload } from "../../src/workload/workload.js";
 import { skipsWithoutTorchCpu, torchCpuPython } from "../torchCpuPython.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, made beside the tests (.ci/run): wait for it here, before anything reads its variables.
+await ciResource("cpu");
 
 interface MeasuredCase {
   case: string;
