@@ -22,12 +22,13 @@ export function slowestFirstRank(moduleId: string): number {
 
 /**
  * Where CI starts a file whose resources .ci/run makes beside the tests (test/ciResources.ts), from the
- * `await ciResource("…")` lines in its text: 0 where it awaits only the CPU venv (made first, in the first minutes),
- * 1 where it awaits nothing, 2 where it awaits the CUDA venv or the prebuilds (made last). So the workers are not
- * all held, at the start, by files waiting on what is not made yet.
+ * `await ciResource("…")` lines in its text, in the order they are made: 0 where it awaits only the CPU venv (made
+ * first), 1 where it awaits nothing, 2 where it awaits the CUDA venv, 3 the prebuilds (made last, after npm ci and the
+ * bullseye root). So the workers are not held, early on, by files waiting on what is not made yet.
  */
-export function ciResourceGroup(text: string): 0 | 1 | 2 {
+export function ciResourceGroup(text: string): 0 | 1 | 2 | 3 {
   const awaited = [...text.matchAll(/^await ciResource\("(\w+)"\);$/gm)].map((m) => m[1]);
   if (awaited.length === 0) return 1;
-  return awaited.every((resource) => resource === "cpu") ? 0 : 2;
+  if (awaited.includes("prebuilds")) return 3;
+  return awaited.includes("cuda") ? 2 : 0;
 }
