@@ -13,11 +13,11 @@ import { ciResourceGroup, slowestFirstRank } from "./test/slowestFirst.js";
 // (`node scripts/slowest-first.mjs LOG` rewrites it from a run's output; test/unit/slowestFirst.test.ts fails when a
 // file it names no longer exists). Files not named keep vitest's own order after these.
 // In CI (VRAMFIT_CI_RESOURCES set: .ci/run makes the venvs and the prebuilds beside the tests), the files that wait on
-// nothing or on the CPU venv go first, those that wait on the CUDA venv or the prebuilds last (ciResourceGroup).
+// nothing go first, then those that wait on the CPU venv, the CUDA venv, the prebuilds (ciResourceGroup).
+const inCi = Boolean(process.env.VRAMFIT_CI_RESOURCES);
 class SlowestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const inCi = Boolean(process.env.VRAMFIT_CI_RESOURCES);
     return sorted
       .map((file, at) => ({ file, at, rank: slowestFirstRank(file.moduleId), group: inCi ? ciResourceGroup(readFileSync(file.moduleId, "utf8")) : 1 }))
       .sort((a, b) => a.group - b.group || a.rank - b.rank || a.at - b.at)
@@ -29,7 +29,11 @@ export default defineConfig({
   test: {
     pool: "forks",
     include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
+    // In CI the first files run beside the installs (pip, debootstrap, the prebuilds' compiles, pytest): a limit is only
+    // there to end a hung test, and 30 s (and vitest's 10 s for a hook) ended a fuzz test at 31 s beside two CPU hogs
+    // at load 15.
+    testTimeout: inCi ? 120_000 : 30_000,
+    hookTimeout: inCi ? 120_000 : 10_000,
     // The tests mostly wait: on spawned CLIs, on the simulated driver's latencies, on child
     // processes. vitest's default (one worker fewer than the cores) runs one file at a time on a
     // 2-core machine; three keep both cores busy. Measured on the 2-core CI machine beside two
