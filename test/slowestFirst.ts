@@ -23,13 +23,14 @@ export function slowestFirstRank(moduleId: string): number {
 /**
  * Where CI starts a file whose resources .ci/run makes beside the tests (test/ciResources.ts), from the
  * `await ciResource("…")` lines in its text: 0 where it awaits nothing, then in the order they are made, 1 the CPU venv,
- * 2 the CUDA venv, 3 the prebuilds (made last, after npm ci and the bullseye root). So the workers are not held early
+ * 2 the CUDA venv, 3 the prebuilds (made last, after npm ci and the bullseye root) or all of them ("settled"). So the
+ * workers are not held early
  * by files waiting on what is not made yet, and the files that run PyTorch start once the installs are mostly done:
  * first, they ran beside them and three met their time limits (a clean-clone run beside two CPU hogs at load 15).
  */
 export function ciResourceGroup(text: string): 0 | 1 | 2 | 3 {
   const awaited = [...text.matchAll(/^await ciResource\("(\w+)"\);$/gm)].map((m) => m[1]);
   if (awaited.length === 0) return 0;
-  if (awaited.includes("prebuilds")) return 3;
+  if (awaited.includes("prebuilds") || awaited.includes("settled")) return 3;
   return awaited.includes("cuda") ? 2 : 1;
 }

@@ -6,6 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, type CliRun } from "./runCli.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, after the installs made beside the first tests (.ci/run): a bound is a time (5 s), measured where nothing is installing.
+await ciResource("settled");
 
 const dir = mkdtempSync(join(tmpdir(), "vramfit-limits-"));
 function file(name: string, content: string | object): string {

@@ -9,6 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, startCli, type Spawned } from "./runCli.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, after the installs made beside the first tests (.ci/run): its bounds are times (a second from the signal), measured where nothing is installing.
+await ciResource("settled");
 
 const dir = mkdtempSync(join(tmpdir(), "vramfit-interrupt-"));
 // The largest transformer the limits allow: `gpus --fit --min-batch` on it computes for seconds.

@@ -9,6 +9,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { VramfitError } from "../../src/errors.js";
 import type { Addon } from "../../src/native/addonTypes.js";
 import { nvmlSimulator, root, simulatedGpus, startCli } from "./runCli.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, after the installs made beside the first tests (.ci/run): a bound is a time (a second after the second signal), measured where nothing is installing.
+await ciResource("settled");
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;

@@ -6,6 +6,10 @@ import { deviceBatch } from "../../src/fit/findMaxBatch.js";
 import type { Addon, NativeDevice } from "../../src/native/addonTypes.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { GiB, MiB, rejection, startSimulator } from "./simulator.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, after the installs made beside the first tests (.ci/run): a bound is a time (a cancelled probe within 1.5 s), measured where nothing is installing.
+await ciResource("settled");
 
 const CALL_DELAY_MS = 40; // every call that reaches a device
 const DEVICES = 8;

@@ -1,5 +1,6 @@
 // test/ciResources.ts: in CI the tests start before the venvs and the prebuilds are made (.ci/run), so every file that
-// reads what they set must await them first, or it would find the variables unset and skip its checks quietly.
+// reads what they set must await them first, or it would find the variables unset and skip its checks quietly; and a
+// file that bounds a time waits until they are all made.
 import { readdirSync, readFileSync, writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -13,6 +14,8 @@ const NEEDS: readonly [RegExp, string][] = [
   [/VRAMFIT_TORCH_CPU_PYTHON|torchCpuPython\.js/, "cpu"],
   [/VRAMFIT_TORCH_CUDA_PYTHON|VRAMFIT_CUDA_INCLUDE|findTorchWheel|findCudaInclude/, "cuda"],
   [/prebuildState\.js|VRAMFIT_PREBUILD_SKIP/, "prebuilds"],
+  // A bound on a time: measured once the installs beside the first tests are over.
+  [/(performance\.now\(\) - \w+|elapsedMs|afterSignalMs)\)\.toBeLessThan/, "settled"],
 ];
 
 function testFiles(dir: string): string[] {
@@ -41,7 +44,7 @@ describe("the resources CI makes beside the tests", () => {
     }
     expect(missing).toEqual([]);
     // The files .ci/run's comment names, and more: a pattern that stopped matching would pass the check above vacuously.
-    expect(needing).toBeGreaterThanOrEqual(14);
+    expect(needing).toBeGreaterThanOrEqual(19);
   });
 
   it("waits for the resource's file, then sets its variables; outside CI it returns at once", async () => {

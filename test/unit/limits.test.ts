@@ -10,6 +10,10 @@ import { readHfConfig } from "../../src/workload/hfConfig.js";
 import { LIMITS, jsonTextDepth, jsonValueDepth } from "../../src/workload/limits.js";
 import { resolveWorkload } from "../../src/workload/resolveWorkload.js";
 import { readSpec } from "../../src/workload/spec.js";
+import { ciResource } from "../ciResources.js";
+
+// In CI, after the installs made beside the first tests (.ci/run): a bound is a time (a refusal within a second), measured where nothing is installing.
+await ciResource("settled");
 
 function messageOf(f: () => unknown): string {
   try {
