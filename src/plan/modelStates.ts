@@ -66,68 +66,15 @@ function fixed(name: string, category: PlannedTensor["category"], bytes: number)
 }
 
 /**
- * A group's state of one kind (`weights`, `grads`, `optimizer.exp_avg`, …) as planned tensors,
- * pushed onto `into`: one per parameter tensor when the group lists them and nothing splits them
- * (named `<group>.<kind>` then `<group>.<kind>.1`, …), else one for the group. Pushed one by one, with no list made and spread: a deep model's plan has
- * thousands of them, made again for every plan, cold in a fresh process.
+ * A group's state of one kind (`weights`, `grads`, `optimizer.exp_avg`, …) as planned tensors:
+ * one per parameter tensor when the group lists them and nothing splits them (named `<group>.<kind>`
+ * then `<group>.<kind>.1`, …), else one for the group.
  */
-function pushStates(into: PlannedTensor[], group: StateGroup, kind: string, category: PlannedTensor["category"], bytesPerParameter: number, total: number, whole: boolean): void {
+function stateTensors(group: StateGroup, kind: string, category: PlannedTensor["category"], bytesPerParameter: number, total: number, whole: boolean): PlannedTensor[] {
   const name = DOTTED.get(group.name, kind);
-  const tensors = group.tensors;
-  if (!whole || tensors === undefined || tensors.length <= 1) {
-    into.push(fixed(name, category, total));
-    return;
-  }
-  const key = `${kind} ${category} ${bytesPerParameter}`;
-  let byKind = perTensorStates.get(group);
-  if (byKind === undefined) perTensorStates.set(group, (byKind = new Map()));
-  let made = byKind.get(key);
-  if (made === undefined) {
-    const names = NUMBERED.get(name, tensors.length);
-    const list: PlannedTensor[] = [];
-    for (let i = 0; i < tensors.length; i++) list.push(fixed(names[i]!, category, tensors[i]! * bytesPerParameter));
-    byKind.set(key, (made = list));
-  }
-  for (let i = 0; i < made.length; i++) into.push(made[i]!);
-}
-
-/**
- * Per group (by identity: a model's groups are made once, src/plan/transformerGroups.ts), its
- * per-tensor states of each kind, category and size: whole-step tensors every plan of the model
- * with those states holds alike (llama-3.1-8b's advice: 41 plans of ~870 such tensors each, made
- * again for each). Shared, not copied: a plan's tensors are values nobody edits, as the
- * timeline's are (src/plan/timelineCache.ts).
- */
-const perTensorStates = new WeakMap<StateGroup, Map<string, readonly PlannedTensor[]>>();
-
-/**
- * A group's gradients (as pushStates' `grads`) on the step's timeline: each from the backward that
- * first produces it to `optimizer.step` (zero_grad sets them to None); `kept` (accumulated or
- * zeroed, not freed): live the whole step, with the incoming gradient beside it while its backward runs.
- */
-function pushGradients(into: PlannedTensor[], group: StateGroup, weight: number, total: number, whole: boolean, step: StateTimeline, kept: boolean): void {
-  const name = DOTTED.get(group.name, "grads");
-  const elements = group.tensors;
-  const perTensor = whole && elements !== undefined && elements.length > 1;
-  const count = perTensor ? elements.length : 1;
-  const names = perTensor ? NUMBERED.get(name, count) : undefined;
-  const starts = perTensor ? tensorGradientStarts(group, step.parameterGradientStarts?.get(group.stage ?? group.name)) : undefined;
-  const groupStart = step.gradientStarts.get(group.stage ?? group.name);
-  const optimizerStep = step.phases.optimizerStep;
-  for (let k = 0; k < count; k++) {
-    const tensorName = names === undefined ? name : names[k]!;
-    const bytes = perTensor ? elements[k]! * weight : total;
-    const produced = starts?.[k] ?? groupStart ?? step.phases.backward(0);
-    if (kept) {
-      // Already there when backward makes this micro-batch's gradient: autograd's AccumulateGrad
-      // adds the new one in place (`variable_grad += new_grad`, torch/csrc/autograd/functions/
-      // accumulate_grad.h), so both exist while that parameter's backward runs.
-      into.push({ name: `${tensorName}.incoming`, category: "workspace", fixedBytes: bytes, perSampleBytes: 0, firstPhase: produced, lastPhase: produced }, fixed(tensorName, "gradients", bytes));
-    } else {
-      // One literal, one shape for every tensor of the kind.
-      into.push({ name: tensorName, category: "gradients", fixedBytes: bytes, perSampleBytes: 0, firstPhase: produced, lastPhase: optimizerStep });
-    }
-  }
+  if (!whole || group.tensors === undefined || group.tensors.length <= 1) return [fixed(name, category, total)];
+  const names = NUMBERED.get(name, group.tensors.length);
+  return group.tensors.map((elements, i) => fixed(names[i]!, category, elements * bytesPerParameter));
 }
 
 /**
@@ -135,10 +82,8 @@ function pushGradients(into: PlannedTensor[], group: StateGroup, weight: number,
  * (src/plan/nameTable.ts): a training plan names a state per parameter tensor, GPT-3's thousands.
  */
 const DOTTED = new NameTable<string, string | number>((a, b) => `${a}.${b}`);
-/** `<state>`, `<state>.1`, …: the per-tensor names of one state (pushStates). */
+/** `<state>`, `<state>.1`, …: the per-tensor names of one state (stateTensors). */
 const NUMBERED = new NumberedNames();
-/** `<temporary>.<group>.0`, `.1`, …: the per-tensor names of an optimizer's temporaries. */
-const INDEXED = new NumberedNames(false);
 
 function shardsOf(setup: ResolvedSetup, group?: StateGroup): ReturnType<typeof zeroShards> {
   return setup.mode === "train" ? zeroShards(setup.zeroStage, group?.dataParallelRanks ?? setup.gpus) : { parameters: 1, gradients: 1, optimizerStates: 1 };
@@ -187,16 +132,31 @@ export function modelStateTensors(groups: readonly StateGroup[], setup: Resolved
     const groupShards = shardsOf(setup, group);
     // Expert parallelism shards a group by experts, not by its tensors: it stays one allocation.
     const perTensor = step !== undefined && setup.tp === 1 && group.weightBytes === undefined && !group.experts;
-    if (!offload.params) pushStates(tensors, group, "weights", "parameters", weight, shardBytes(weightBytesPerRank(group, n, weight), groupShards.parameters), perTensor && groupShards.parameters === 1);
+    if (!offload.params) tensors.push(...stateTensors(group, "weights", "parameters", weight, shardBytes(weightBytesPerRank(group, n, weight), groupShards.parameters), perTensor && groupShards.parameters === 1));
     if (!group.frozen) largestTrainable = Math.max(largestTrainable, n);
     if (!training || offload.optimizer || group.frozen) continue;
-    const gradientBytes = shardBytes(n * weight, groupShards.gradients);
-    const gradientsWhole = perTensor && groupShards.gradients === 1;
-    if (step === undefined) pushStates(tensors, group, "grads", "gradients", weight, gradientBytes, gradientsWhole);
-    else pushGradients(tensors, group, weight, gradientBytes, gradientsWhole, step, kept);
+    const gradientTensors = stateTensors(group, "grads", "gradients", weight, shardBytes(n * weight, groupShards.gradients), perTensor && groupShards.gradients === 1);
+    const tensorStarts = step !== undefined && gradientTensors.length > 1 ? tensorGradientStarts(group, step.parameterGradientStarts?.get(group.stage ?? group.name)) : undefined;
+    for (let k = 0; k < gradientTensors.length; k++) {
+      const grads = gradientTensors[k]!;
+      if (step !== undefined) {
+        const produced = tensorStarts?.[k] ?? step.gradientStarts.get(group.stage ?? group.name) ?? step.phases.backward(0);
+        if (kept) {
+          // Already there when backward makes this micro-batch's gradient: autograd's AccumulateGrad
+          // adds the new one in place (`variable_grad += new_grad`, torch/csrc/autograd/functions/
+          // accumulate_grad.h), so both exist while that parameter's backward runs.
+          tensors.push({ ...grads, name: `${grads.name}.incoming`, category: "workspace", firstPhase: produced, lastPhase: produced });
+        } else {
+          // Made whole, not given its range afterwards: one shape for every tensor of the kind.
+          tensors.push({ name: grads.name, category: grads.category, fixedBytes: grads.fixedBytes, perSampleBytes: grads.perSampleBytes, firstPhase: produced, lastPhase: step.phases.optimizerStep });
+          continue;
+        }
+      }
+      tensors.push(grads);
+    }
     for (let k = 0; k < states.length; k++) {
       const state = states[k]!;
-      pushStates(tensors, group, DOTTED.get("optimizer", state.name), "optimizerStates", state.bytesPerParameter, shardBytes(n * state.bytesPerParameter, groupShards.optimizerStates), perTensor && groupShards.optimizerStates === 1);
+      tensors.push(...stateTensors(group, DOTTED.get("optimizer", state.name), "optimizerStates", state.bytesPerParameter, shardBytes(n * state.bytesPerParameter, groupShards.optimizerStates), perTensor && groupShards.optimizerStates === 1));
     }
   }
   if (training && !offload.optimizer && step !== undefined) {
@@ -211,11 +171,10 @@ export function modelStateTensors(groups: readonly StateGroup[], setup: Resolved
       if (perTensor && t.bytesPerParameter > 0) {
         // foreach: one new tensor per parameter tensor (thousands for a deep model: a literal, not spreads).
         for (const g of trainable) {
-          const elements = g.tensors!;
-          const names = INDEXED.get(DOTTED.get(t.name, g.name), elements.length);
-          for (let i = 0; i < elements.length; i++) {
-            tensors.push({ name: names[i]!, category: "workspace", fixedBytes: elements[i]! * t.bytesPerParameter, perSampleBytes: 0, firstPhase: phase, lastPhase: phase });
-          }
+          const name = DOTTED.get(t.name, g.name);
+          g.tensors!.forEach((elements, i) =>
+            tensors.push({ name: DOTTED.get(name, i), category: "workspace", fixedBytes: elements * t.bytesPerParameter, perSampleBytes: 0, firstPhase: phase, lastPhase: phase }),
+          );
         }
       } else if (t.bytesPerParameter > 0) {
         // One per group (a layer's tensors together): the sizes the caching allocator sees, at the cost of

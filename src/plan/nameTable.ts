@@ -48,9 +48,6 @@ export class NumberedNames {
   private readonly lists = new Map<string, string[]>();
   private size = 0;
 
-  /** `bareFirst`: the first name is `<base>` itself (else `<base>.0`). */
-  constructor(private readonly bareFirst = true) {}
-
   /** The first `count` names of `base`'s list, made the first time (the list may hold more). */
   get(base: string, count: number): readonly string[] {
     let list = this.lists.get(base);
@@ -59,7 +56,7 @@ export class NumberedNames {
         this.lists.clear();
         this.size = 0;
       }
-      this.lists.set(base, (list = this.bareFirst ? [base] : []));
+      this.lists.set(base, (list = [base]));
       this.size += 1;
     }
     this.size += Math.max(0, count - list.length);
