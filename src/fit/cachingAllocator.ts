@@ -290,13 +290,7 @@ function replayConfigured(step: AllocationStep, capacityBytes?: number, conf?: A
   const allowed = options?.allowedBytes ?? Number.POSITIVE_INFINITY;
   const native = options?.typescript === true || allowed !== Number.POSITIVE_INFINITY ? undefined : nativeReplay();
   if (native === undefined) return replayInTypeScript(trace.order, trace.bytes, capacity, config, segments, allowed);
-  const result = nativeAnswer(native, trace, capacity, config, segments);
-  // replay_step.cc writes it after the seven figures, where io holds it (it always does here:
-  // 7 + the divisions; and defaultIo). An addon built before it leaves the second division there, a few units
-  // at most: an empty range of capacities, or one that only a capacity too small for any segment
-  // falls in, where every replay fails at its first allocation alike.
-  result.refusedBytes = io![7]!;
-  return result;
+  return nativeAnswer(native, trace, capacity, config, segments);
 }
 
 /**
@@ -316,6 +310,13 @@ export function nativeAnswer(native: NativeReplay, trace: AllocationTrace, capac
   io.set(divisions, 6);
   const log = native(trace.order, trace.bytes, io);
   const result: ReplayResult = { fits: io[0] === 1, reservedPeakBytes: io[1]!, allocatedPeakBytes: io[2]!, cudaMallocs: io[3]!, cudaFrees: io[4]!, allocRetries: io[5]!, failedAt: io[6]! };
+  // replay_step.cc writes the least refused reserve after the seven figures (io is always long
+  // enough: 7 + the divisions, at least one); the expandable replay has none and writes NaN. An
+  // addon built before it leaves the second division there, a few units at most: an empty range of
+  // capacities, or one that only a capacity too small for any segment falls in, where every replay
+  // fails at its first allocation alike.
+  const refused = io[7]!;
+  if (!Number.isNaN(refused)) result.refusedBytes = refused;
   if (log !== undefined) result.segmentLog = Array.from(log);
   return result;
 }
