@@ -99,7 +99,8 @@ export function cnnPlan(workload: CnnWorkload, setup: ResolvedSetup): MemoryPlan
  */
 function stateGroups(trace: CnnTrace): readonly StateGroup[] {
   let groups = groupsOf.get(trace);
-  if (groups === undefined) groupsOf.set(trace, (groups = Object.freeze(trace.parameterGroups.map((g) => Object.freeze({ ...g, tensorParallelCount: 0 })))));
+  // Fields written out, not spread: ~470 groups for resnet152, cold (a spread is V8's slowest object copy there).
+  if (groups === undefined) groupsOf.set(trace, (groups = Object.freeze(trace.parameterGroups.map((g) => Object.freeze({ name: g.name, count: g.count, tensors: g.tensors, tensorParallelCount: 0 })))));
   return groups;
 }
 const groupsOf = new WeakMap<CnnTrace, readonly StateGroup[]>();

@@ -3,6 +3,9 @@ import type { CnnNetwork, CnnTrace, SavedKind } from "../workload/cnn.js";
 import { AUTOCAST_PREFIX } from "./autocast.js";
 import { TrainingTape, type Size } from "./trainingTape.js";
 
+/** `.`, between a stage's name and its ops' (`layer1.0.conv1`). */
+const DOT = 46;
+
 /** Bytes of one element: activations in the run's dtype, int64 indices, bool masks, fp32 loss. */
 export function elementBytes(kind: SavedKind, activationBytes: number): number {
   switch (kind) {
@@ -52,13 +55,17 @@ export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocas
     const op = trace.ops[o]!;
     const stage = stages[op.segment]!;
     // The op's name within its stage, for its phase: `forward layer1.0 conv1`, `forward fc linear`.
-    const local = op.name === stage ? op.type : op.name.startsWith(`${stage}.`) ? op.name.slice(stage.length + 1) : op.name;
-    const inputs = op.inputs.map(at);
-    const groups = op.parameters > 0 ? [stages[op.segment]!] : [];
+    // (`stage.` tested without making that string: one per op, cold.)
+    const local = op.name === stage ? op.type : op.name.length > stage.length && op.name.charCodeAt(stage.length) === DOT && op.name.startsWith(stage) ? op.name.slice(stage.length + 1) : op.name;
+    const inputs: number[] = [];
+    for (let j = 0; j < op.inputs.length; j++) inputs.push(at(op.inputs[j]!));
+    // No list for an op without parameters: the tape shares one empty list for them.
+    const groups = op.parameters > 0 ? [stage] : undefined;
     if (op.inPlace) {
       const out = tape.inPlace(op.segment, local, inputs[0]!, inputs.slice(1), { groups, passGradient: op.type === "add" });
       values[op.output] = out;
-      tape.ops.at(-1)!.saves.push(...op.saves.map((v) => (v === op.output ? out : at(v))));
+      const saves = tape.ops.at(-1)!.saves;
+      for (let j = 0; j < op.saves.length; j++) saves.push(op.saves[j] === op.output ? out : at(op.saves[j]!));
       continue;
     }
     const storage = trace.values[op.output]!.storage;
@@ -76,7 +83,9 @@ export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocas
     if (casts) outputs.push({ name: `${AUTOCAST_PREFIX}${op.name}.weight`, size: { fixedBytes: 2 * op.parameters, perSampleBytes: 0 }, category: "activations", requiresGrad: false });
     // Under autocast each op's gradients are planned from its own backward (the copies end there;
     // checked against the torch 2.13 traces), elsewhere from the block's first backward as measured.
-    const made = tape.op(op.segment, local, inputs, outputs, { groups, ...(weightCopies && op.parameters > 0 && { parameters: op.parameters }) });
+    const options: Parameters<TrainingTape["op"]>[4] = { groups };
+    if (weightCopies && op.parameters > 0) options.parameters = op.parameters;
+    const made = tape.op(op.segment, local, inputs, outputs, options);
     const out = made[0]!;
     values[op.output] = out;
     // The op's saved values, then its extra outputs (indices, masks, statistics, weight copies).

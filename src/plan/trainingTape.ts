@@ -121,15 +121,19 @@ export class TrainingTape {
   ): number[] {
     const index = this.ops.length;
     // Autograd's rule: an output needs a gradient when an input does or the op has trainable parameters.
-    const differentiable = inputs.some((v) => this.values[v]!.requiresGrad) || (options.trains ?? (options.groups ?? []).length > 0);
-    const ids = outputs.map((o) => {
+    // Plain loops (no closure per op): a deep model's tape is built cold, once per process.
+    let differentiable = options.trains ?? (options.groups !== undefined && options.groups.length > 0);
+    for (let j = 0; j < inputs.length && !differentiable; j++) differentiable = this.values[inputs[j]!]!.requiresGrad;
+    const ids: number[] = [];
+    for (let j = 0; j < outputs.length; j++) {
+      const o = outputs[j]!;
       const storage: Storage = { name: o.name, fixedBytes: o.size.fixedBytes, perSampleBytes: o.size.perSampleBytes, heldToLoss: o.heldToLoss ?? false, input: false };
       if (o.category !== undefined) storage.category = o.category;
       this.storages.push(storage);
       this.storageStages.push(stage);
       this.values.push({ storage: this.storages.length - 1, size: o.size, requiresGrad: o.requiresGrad ?? differentiable, producer: index });
-      return this.values.length - 1;
-    });
+      ids.push(this.values.length - 1);
+    }
     this.push(stage, name, inputs, ids, options);
     return ids;
   }
@@ -138,7 +142,9 @@ export class TrainingTape {
   inPlace(stage: number, name: string, target: number, inputs: number[], options: OpOptions = {}): number {
     const index = this.ops.length;
     const t = this.values[target]!;
-    const differentiable = [target, ...inputs].some((v) => this.values[v]!.requiresGrad) || (options.trains ?? (options.groups ?? []).length > 0);
+    let differentiable = options.trains ?? (options.groups !== undefined && options.groups.length > 0);
+    if (!differentiable) differentiable = t.requiresGrad;
+    for (let j = 0; j < inputs.length && !differentiable; j++) differentiable = this.values[inputs[j]!]!.requiresGrad;
     this.values.push({ storage: t.storage, size: t.size, requiresGrad: differentiable, producer: index });
     const id = this.values.length - 1;
     this.push(stage, name, [target, ...inputs.filter((i) => i !== target)], [id], options);
@@ -183,7 +189,7 @@ export class TrainingTape {
   private push(stage: number, name: string, inputs: number[], outputs: number[], options: OpOptions): void {
     if (stage < 0 || stage >= this.stages.length + 1) throw new Error(`op ${name}: no stage ${stage}`);
     // Plans of deep models have tens of thousands of ops: the lists nothing appends to are shared when empty.
-    this.ops.push({
+    const op: TapeOp = {
       name,
       stage,
       inputs,
@@ -194,8 +200,9 @@ export class TrainingTape {
       backwardTemporaries: options.backwardTemporaries ?? NONE_TEMPORARY,
       forwardTemporaries: options.forwardTemporaries ?? NONE_TEMPORARY,
       holds: options.holds ?? [],
-      ...(options.parameters !== undefined && { parameters: options.parameters }),
-    });
+    };
+    if (options.parameters !== undefined) op.parameters = options.parameters;
+    this.ops.push(op);
   }
 
   /** The stage index of the loss (after the model's stages). */
@@ -252,22 +259,27 @@ export class TrainingTape {
     const values = this.values;
     // Autograd records no node for an op none of whose outputs needs a gradient (its inputs need
     // none and it trains nothing): it saves nothing (a LoRA model's first layers, frozen norms' inputs).
-    const recorded = (op: TapeOp) => op.outputs.some((v) => values[v]!.requiresGrad);
-    this.ops.forEach((op, i) => {
+    const recorded = (op: TapeOp): boolean => {
+      for (let j = 0; j < op.outputs.length; j++) if (values[op.outputs[j]!]!.requiresGrad) return true;
+      return false;
+    };
+    // Indexed loops here and below, and no closure made per op: a for-of makes an iterator result
+    // per element until V8 optimizes the function, and a fresh process builds a deep model's tape cold.
+    const touch = (list: readonly number[], at: number): void => {
+      for (let j = 0; j < list.length; j++) {
+        const k = values[list[j]!]!.storage;
+        if (at < first[k]!) first[k] = at;
+        if (at > last[k]!) last[k] = at;
+      }
+    };
+    const ops = this.ops;
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i]!;
       const again = recomputed(op);
       const at = forwardPhase[i]!;
-      // Indexed loops here and below: a for-of makes an iterator result per element until V8
-      // optimizes the function, and a fresh process builds a deep model's tape cold.
-      const touch = (list: readonly number[]) => {
-        for (let j = 0; j < list.length; j++) {
-          const k = values[list[j]!]!.storage;
-          if (at < first[k]!) first[k] = at;
-          if (at > last[k]!) last[k] = at;
-        }
-      };
-      touch(op.outputs);
-      touch(op.inputs);
-      touch(op.holds);
+      touch(op.outputs, at);
+      touch(op.inputs, at);
+      touch(op.holds, at);
       if (again) {
         const again = phases.backward(op.stage);
         for (let j = 0; j < op.outputs.length; j++) {
@@ -280,71 +292,79 @@ export class TrainingTape {
           if (!producedIn(v, op.stage)) last[storageOf(v)] = Math.max(last[storageOf(v)]!, again);
         }
       }
-      if (!recorded(op)) return;
+      if (!recorded(op)) continue;
       for (let j = 0; j < op.saves.length; j++) {
         const v = op.saves[j]!;
         const k = storageOf(v);
         if (again && producedIn(v, op.stage)) recomputedUntil[k] = Math.max(recomputedUntil[k]!, backwardPhase[i]!);
         else last[k] = Math.max(last[k]!, backwardPhase[i]!);
       }
-    });
+    }
 
     const saved = new Uint8Array(n);
     for (let i = 0; i < this.ops.length; i++) {
       const op = this.ops[i]!;
       if (recorded(op)) for (let j = 0; j < op.saves.length; j++) saved[storageOf(op.saves[j]!)] = 1;
     }
+    // Only the tensors of some bytes are kept (an empty one is no allocation), each with the stage it
+    // comes from (its storage's, or the op's whose temporary or gradient it is): left out as they
+    // come rather than filtered after, which made two more lists and a closure call per tensor.
     const tensors: PlannedTensor[] = [];
-    // The stage each tensor comes from (its storage's, or the op's whose temporary or gradient it is).
     const origins: number[] = [];
-    let origin = 0;
-    const push = (s: Storage, firstPhase: number, lastPhase: number, name = s.name, category: Category = s.category ?? "workspace") => {
-      tensors.push({ name, category, fixedBytes: s.fixedBytes, perSampleBytes: s.perSampleBytes, firstPhase, lastPhase });
+    const keep = (tensor: PlannedTensor, origin: number): void => {
+      if (!(tensor.fixedBytes > 0 || tensor.perSampleBytes > 0)) return;
+      tensors.push(tensor);
       origins.push(origin);
     };
-    this.storages.forEach((s, k) => {
-      origin = this.storageStages[k]!;
+    const push = (s: Storage, origin: number, firstPhase: number, lastPhase: number, name: string, category: Category): void =>
+      keep({ name, category, fixedBytes: s.fixedBytes, perSampleBytes: s.perSampleBytes, firstPhase, lastPhase }, origin);
+    const storages = this.storages;
+    for (let k = 0; k < storages.length; k++) {
+      const s = storages[k]!;
+      const origin = this.storageStages[k]!;
       const kept = s.category ?? (saved[k] === 1 || s.input ? "activations" : "workspace");
-      if (s.input) return push(s, 0, lastPhase, s.name, kept);
-      if (last[k]! < 0) return;
+      if (s.input) {
+        push(s, origin, 0, lastPhase, s.name, kept);
+        continue;
+      }
+      if (last[k]! < 0) continue;
       const end = s.heldToLoss ? Math.max(last[k]!, lossEnd) : last[k]!;
-      if (recomputedUntil[k]! < 0) return push(s, first[k]!, end, s.name, kept);
+      if (recomputedUntil[k]! < 0) {
+        push(s, origin, first[k]!, end, s.name, kept);
+        continue;
+      }
       // Recomputed: in forward a transient (unless something outside the recomputation keeps it), saved again in backward.
-      push(s, first[k]!, end, s.name, end > lossEnd ? kept : s.category ?? "workspace");
-      push(s, recomputedAt[k]!, recomputedUntil[k]!, `recompute.${s.name}`, kept);
-    });
-    this.ops.forEach((op, i) => {
+      push(s, origin, first[k]!, end, s.name, end > lossEnd ? kept : s.category ?? "workspace");
+      push(s, origin, recomputedAt[k]!, recomputedUntil[k]!, `recompute.${s.name}`, kept);
+    }
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i]!;
       for (let j = 0; j < op.forwardTemporaries.length; j++) {
         const t = op.forwardTemporaries[j]!;
-        tensors.push({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: forwardPhase[i]!, lastPhase: forwardPhase[i]! });
-        origins.push(op.stage);
+        keep({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: forwardPhase[i]!, lastPhase: forwardPhase[i]! }, op.stage);
       }
       for (let j = 0; j < op.backwardTemporaries.length; j++) {
         const t = op.backwardTemporaries[j]!;
-        tensors.push({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: backwardPhase[i]!, lastPhase: backwardPhase[i]! });
-        origins.push(op.stage);
+        keep({ name: t.name, category: "workspace", fixedBytes: t.size.fixedBytes, perSampleBytes: t.size.perSampleBytes, firstPhase: backwardPhase[i]!, lastPhase: backwardPhase[i]! }, op.stage);
       }
-    });
-    const gradients = this.gradients(backwardPhase);
-    for (let j = 0; j < gradients.length; j++) {
-      tensors.push(gradients[j]!.tensor);
-      origins.push(gradients[j]!.stage);
     }
+    const gradients = this.gradients(backwardPhase);
+    for (let j = 0; j < gradients.length; j++) keep(gradients[j]!.tensor, gradients[j]!.stage);
 
     const gradientStarts = new Map<string, number>();
     const parameterGradientStarts = new Map<string, { phase: number; parameters: number }[]>();
-    this.ops.forEach((op, i) => {
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i]!;
       for (let j = 0; j < op.groups.length; j++) {
         const g = op.groups[j]!;
         gradientStarts.set(g, Math.min(gradientStarts.get(g) ?? Number.POSITIVE_INFINITY, backwardPhase[i]!));
         if (op.parameters === undefined) continue;
-        const list = parameterGradientStarts.get(g) ?? [];
+        let list = parameterGradientStarts.get(g);
+        if (list === undefined) parameterGradientStarts.set(g, (list = []));
         list.push({ phase: backwardPhase[i]!, parameters: op.parameters });
-        parameterGradientStarts.set(g, list);
       }
-    });
-    const kept = tensors.map((t) => t.fixedBytes > 0 || t.perSampleBytes > 0);
-    return { phases, tensors: tensors.filter((_, i) => kept[i]), gradientStarts, parameterGradientStarts, origins: Int32Array.from(origins.filter((_, i) => kept[i])) };
+    }
+    return { phases, tensors, gradientStarts, parameterGradientStarts, origins: Int32Array.from(origins) };
   }
 
   /**

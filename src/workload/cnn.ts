@@ -134,8 +134,10 @@ function heldBefore(held: readonly Storage[], count: number, id: number): boolea
   return false;
 }
 
-function product(shape: number[]): number {
-  return shape.reduce((a, b) => a * b, 1);
+function product(shape: readonly number[]): number {
+  let elements = 1;
+  for (let i = 0; i < shape.length; i++) elements *= shape[i]!;
+  return elements;
 }
 
 /** Raised for shapes a layer cannot take; the caller turns it into a one-line input error. */
@@ -178,8 +180,12 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
     values.push({ storage: storage.id, elements: product(shape) });
     return { shape, storage, id: values.length - 1 };
   };
-  const record = (op: Omit<CnnOp, "segment" | "inPlace" | "parameters" | "fixedSavedBytes"> & Partial<CnnOp>): void => {
-    ops.push({ segment, inPlace: false, parameters: 0, fixedSavedBytes: 0, ...op });
+  // Each op made whole, in one shape (no spread of options into defaults): a deep CNN's trace runs
+  // once per process, cold, and the spreads and per-layer closures were much of its time and garbage.
+  const record = (name: string, type: CnnOp["type"], input: number, output: number, saves: number[], parameters = 0, fixedSaved = 0, inPlace = false, extra?: CnnOp["extra"]): void => {
+    const op: CnnOp = { name, type, segment, inputs: [input], output, inPlace, saves, parameters, fixedSavedBytes: fixedSaved };
+    if (extra !== undefined) op.extra = extra;
+    ops.push(op);
   };
 
   const save = (storage: Storage, name: string, kind: SavedKind = "activation"): void => {
@@ -207,19 +213,21 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
 
   const run = (layers: CnnLayer[], input: Value, prefix: string, held: Storage[]): Value => {
     let x = input;
-    layers.forEach((layer, index) => {
-      const name = layer.name ?? `${prefix}${index}`;
-      x = apply(layer, x, name, held);
-    });
+    for (let index = 0; index < layers.length; index++) {
+      const layer = layers[index]!;
+      x = apply(layer, x, layer.name ?? `${prefix}${index}`, held);
+    }
     return x;
   };
 
+  /** A new value of `shape` made from `x`, in a storage of its own. */
+  const fresh = (shape: number[], x: Value, held: readonly Storage[]): Value => {
+    const out = value(shape, newStorage(product(shape)));
+    observe(held, x.storage, out.storage);
+    return out;
+  };
+
   const apply = (layer: CnnLayer, x: Value, name: string, held: Storage[]): Value => {
-    const fresh = (shape: number[]): Value => {
-      const out = value(shape, newStorage(product(shape)));
-      observe(held, x.storage, out.storage);
-      return out;
-    };
     switch (layer.type) {
       case "conv": {
         const [c, hIn, wIn] = spatial(x, name);
@@ -235,12 +243,13 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
         if (h < 1 || w < 1) throw new CnnShapeError(name, `its ${layer.kernel}×${layer.kernel} kernel does not fit a ${hIn}×${wIn} input`);
         const weights = layer.out * (c / groups) * layer.kernel * layer.kernel;
         const count = weights + (layer.bias === false ? 0 : layer.out);
-        tensors.push(weights, ...(layer.bias === false ? [] : [layer.out]));
+        tensors.push(weights);
+        if (layer.bias !== false) tensors.push(layer.out);
         parameters += count;
         largestTensor = Math.max(largestTensor, weights);
         save(x.storage, `${name}.input`);
-        const out = fresh([layer.out, h, w]);
-        record({ name, type: "conv", inputs: [x.id], output: out.id, saves: [x.id], parameters: count });
+        const out = fresh([layer.out, h, w], x, held);
+        record(name, "conv", x.id, out.id, [x.id], count);
         return out;
       }
       case "batchnorm": {
@@ -249,8 +258,8 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
         tensors.push(c, c);
         save(x.storage, `${name}.input`);
         fixedSavedBytes.push({ name: `${name}.saved_mean_invstd`, bytes: 2 * c * 4 });
-        const out = fresh(x.shape);
-        record({ name, type: "batchnorm", inputs: [x.id], output: out.id, saves: [x.id], parameters: 2 * c, fixedSavedBytes: 2 * c * 4 });
+        const out = fresh(x.shape, x, held);
+        record(name, "batchnorm", x.id, out.id, [x.id], 2 * c, 2 * c * 4);
         return out;
       }
       case "relu": {
@@ -258,12 +267,12 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
           save(x.storage, `${name}.output`);
           observe(held, x.storage);
           const out = value(x.shape, x.storage);
-          record({ name, type: "relu", inputs: [x.id], output: out.id, saves: [out.id], inPlace: true });
+          record(name, "relu", x.id, out.id, [out.id], 0, 0, true);
           return out;
         }
-        const out = fresh(x.shape);
+        const out = fresh(x.shape, x, held);
         save(out.storage, `${name}.output`);
-        record({ name, type: "relu", inputs: [x.id], output: out.id, saves: [out.id] });
+        record(name, "relu", x.id, out.id, [out.id]);
         return out;
       }
       case "maxpool":
@@ -275,23 +284,16 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
         const w = outputSide(wIn, layer.kernel, stride, padding, 1);
         if (h < 1 || w < 1) throw new CnnShapeError(name, `its ${layer.kernel}×${layer.kernel} window does not fit a ${hIn}×${wIn} input`);
         save(x.storage, `${name}.input`);
-        const out = fresh([c, h, w]);
+        const out = fresh([c, h, w], x, held);
         if (layer.type === "maxpool") saveExtra(`${name}.indices`, out.storage.elements, "index");
-        record({
-          name,
-          type: layer.type,
-          inputs: [x.id],
-          output: out.id,
-          saves: [x.id],
-          ...(layer.type === "maxpool" && { extra: { name: `${name}.indices`, elements: out.storage.elements, kind: "index" as const } }),
-        });
+        record(name, layer.type, x.id, out.id, [x.id], 0, 0, false, layer.type === "maxpool" ? { name: `${name}.indices`, elements: out.storage.elements, kind: "index" } : undefined);
         return out;
       }
       case "adaptiveavgpool": {
         const [c] = spatial(x, name);
         save(x.storage, `${name}.input`);
-        const out = fresh([c, layer.size, layer.size]);
-        record({ name, type: "adaptiveavgpool", inputs: [x.id], output: out.id, saves: [x.id] });
+        const out = fresh([c, layer.size, layer.size], x, held);
+        record(name, "adaptiveavgpool", x.id, out.id, [x.id]);
         return out;
       }
       case "flatten":
@@ -300,19 +302,20 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
         if (x.shape.length !== 1) throw new CnnShapeError(name, `needs a flat input (add a flatten layer before it), got ${x.shape.join("×")}`);
         const inFeatures = x.shape[0] ?? 0;
         const count = inFeatures * layer.out + (layer.bias === false ? 0 : layer.out);
-        tensors.push(inFeatures * layer.out, ...(layer.bias === false ? [] : [layer.out]));
+        tensors.push(inFeatures * layer.out);
+        if (layer.bias !== false) tensors.push(layer.out);
         parameters += count;
         largestTensor = Math.max(largestTensor, inFeatures * layer.out);
         save(x.storage, `${name}.input`);
-        const out = fresh([layer.out]);
-        record({ name, type: "linear", inputs: [x.id], output: out.id, saves: [x.id], parameters: count });
+        const out = fresh([layer.out], x, held);
+        record(name, "linear", x.id, out.id, [x.id], count);
         return out;
       }
       case "dropout": {
         if (layer.p <= 0) return x;
-        const out = fresh(x.shape);
+        const out = fresh(x.shape, x, held);
         saveExtra(`${name}.mask`, out.storage.elements, "mask");
-        record({ name, type: "dropout", inputs: [x.id], output: out.id, saves: [], extra: { name: `${name}.mask`, elements: out.storage.elements, kind: "mask" } });
+        record(name, "dropout", x.id, out.id, [], 0, 0, false, { name: `${name}.mask`, elements: out.storage.elements, kind: "mask" });
         return out;
       }
       case "residual": {
@@ -324,18 +327,20 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
         // body += shortcut (in place, saves nothing), then an in-place ReLU saves the sum.
         observe(held, body.storage, shortcut.storage);
         const sum = value(body.shape, body.storage);
-        record({ name: `${name}.add`, type: "add", inputs: [body.id, shortcut.id], output: sum.id, saves: [], inPlace: true });
+        record(`${name}.add`, "add", body.id, sum.id, [], 0, 0, true);
+        ops.at(-1)!.inputs.push(shortcut.id);
         if (layer.relu === false) return sum;
         save(body.storage, `${name}.relu.output`);
         const out = value(body.shape, body.storage);
-        record({ name: `${name}.relu`, type: "relu", inputs: [sum.id], output: out.id, saves: [out.id], inPlace: true });
+        record(`${name}.relu`, "relu", sum.id, out.id, [out.id], 0, 0, true);
         return out;
       }
     }
   };
 
   let x: Value = value([network.channels, imageSize, imageSize], newStorage(network.channels * imageSize * imageSize));
-  network.layers.forEach((layer, index) => {
+  for (let index = 0; index < network.layers.length; index++) {
+    const layer = network.layers[index]!;
     const name = layer.name ?? String(index);
     segment = index;
     segmentInputs.push({ name: `${name}.checkpoint_input`, elements: x.storage.elements, storage: x.storage.id });
@@ -343,7 +348,7 @@ export function traceCnn(network: CnnNetwork, imageSize: number): CnnTrace {
     x = apply(layer, x, name, []);
     if (parameters > before) parameterGroups.push({ name, count: parameters - before, tensors });
     tensors = [];
-  });
+  }
   if (network.classes > 0) {
     // cross-entropy: log_softmax saves its output (fp32 under autocast too).
     segment = network.layers.length;
