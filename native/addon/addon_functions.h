@@ -9,7 +9,9 @@ namespace vramfit {
 Napi::Value LoadDriver(const Napi::CallbackInfo& info);
 Napi::Value ListDevices(const Napi::CallbackInfo& info);
 Napi::Value MemGetInfo(const Napi::CallbackInfo& info);
+Napi::Value MemGetInfoEach(const Napi::CallbackInfo& info);
 Napi::Value Probe(const Napi::CallbackInfo& info);
+Napi::Value ProbeEach(const Napi::CallbackInfo& info);
 Napi::Value ReleaseDevice(const Napi::CallbackInfo& info);
 Napi::Value ReleaseDevices(const Napi::CallbackInfo& info);
 Napi::Value LoadNvml(const Napi::CallbackInfo& info);

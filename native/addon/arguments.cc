@@ -1,6 +1,7 @@
 // Argument checks, with one message shape for every bad value.
 #include "arguments.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -53,6 +54,18 @@ int OrdinalArgument(const Napi::Value& value) {
     Reject("device ordinal", "a non-negative integer", value);
   }
   return value.As<Napi::Number>().Int32Value();
+}
+
+std::vector<int> OrdinalsArgument(const Napi::Value& value) {
+  if (!value.IsArray() || value.As<Napi::Array>().Length() == 0) Reject("device ordinals", "a non-empty array of device ordinals", value);
+  Napi::Array array = value.As<Napi::Array>();
+  std::vector<int> ordinals;
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    int ordinal = OrdinalArgument(array.Get(i));
+    if (std::find(ordinals.begin(), ordinals.end(), ordinal) != ordinals.end()) Reject("device ordinals", "each device once", value);
+    ordinals.push_back(ordinal);
+  }
+  return ordinals;
 }
 
 std::vector<size_t> SizesArgument(const Napi::Value& value) {

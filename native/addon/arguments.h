@@ -18,6 +18,8 @@ namespace vramfit {
 // `library` names it in the message: "CUDA driver" or "NVML".
 std::string LibraryPathArgument(const Napi::Value& value, const char* library = "CUDA driver");
 int OrdinalArgument(const Napi::Value& value);
+// A non-empty array of distinct ordinals (probeEach, memGetInfoEach).
+std::vector<int> OrdinalsArgument(const Napi::Value& value);
 // Non-negative integers up to 2^53, the largest byte count a JS number holds exactly.
 std::vector<size_t> SizesArgument(const Napi::Value& value);
 // A flag JS raises (flag[0] = 1) to cancel a probe in flight: an Int32Array, ideally over a

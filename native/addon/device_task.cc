@@ -17,6 +17,14 @@ Napi::Promise DeviceTask::Start(int ordinal) {
 }
 
 Napi::Promise DeviceTask::Start(const std::vector<int>& ordinals) {
+  return Start(ordinals, false);
+}
+
+Napi::Promise DeviceTask::StartEach(const std::vector<int>& ordinals) {
+  return Start(ordinals, true);
+}
+
+Napi::Promise DeviceTask::Start(const std::vector<int>& ordinals, bool each) {
   Driver& driver = Driver::Get();
   for (int ordinal : ordinals) driver.CheckOrdinal(ordinal);
   Napi::Env env = deferred_.Env();
@@ -26,7 +34,12 @@ Napi::Promise DeviceTask::Start(const std::vector<int>& ordinals) {
                                           name_, 0, 1);
   Napi::Promise promise = deferred_.Promise();
   remaining_ = ordinals.size();
-  for (int ordinal : ordinals) driver.threads().Post(ordinal, [this, ordinal] { Execute(ordinal); });
+  each_ = each;
+  errors_ = std::vector<std::optional<NativeError>>(ordinals.size());
+  for (size_t index = 0; index < ordinals.size(); ++index) {
+    const int ordinal = ordinals[index];
+    driver.threads().Post(ordinal, [this, ordinal, index] { Execute(ordinal, index); });
+  }
   return promise;
 }
 
@@ -54,13 +67,14 @@ NativeError ReleaseBrokenContext(const NativeError& error, int ordinal) {
 
 }  // namespace
 
-void DeviceTask::Execute(int ordinal) {
+void DeviceTask::Execute(int ordinal, size_t index) {
   try {
     Run(ordinal);
   } catch (const NativeError& error) {
     NativeError reported = ReleaseBrokenContext(error, ordinal);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!error_ && !failure_) error_.emplace(reported);
+    if (each_) errors_[index].emplace(reported);
+    else if (!error_ && !failure_) error_.emplace(reported);
   } catch (const std::exception& error) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!error_ && !failure_) failure_ = error.what();

@@ -26,6 +26,9 @@ class DeviceTask {
   // Queues Run(ordinal) on each device's thread, behind the work already queued there; the
   // promise settles once every one has run, rejecting with the first error. Not empty.
   Napi::Promise Start(const std::vector<int>& ordinals);
+  // The same, but a device's NativeError is its own: the promise resolves, and Result reports each
+  // device's error (ErrorAt) beside the others' answers. Other exceptions still reject.
+  Napi::Promise StartEach(const std::vector<int>& ordinals);
 
  protected:
   DeviceTask(Napi::Env env, const char* name);
@@ -36,9 +39,12 @@ class DeviceTask {
   virtual Napi::Value Result(Napi::Env env) = 0;
   // On the JS thread, after settling: drop references to JS values.
   virtual void ReleaseJs(Napi::Env) {}
+  // After StartEach, in Result: the error of the run on ordinals[index], if it failed.
+  const std::optional<NativeError>& ErrorAt(size_t index) const { return errors_.at(index); }
 
  private:
-  void Execute(int ordinal);
+  Napi::Promise Start(const std::vector<int>& ordinals, bool each);
+  void Execute(int ordinal, size_t index);
   static void Settle(Napi::Env env, DeviceTask* task);
 
   Napi::Promise::Deferred deferred_;
@@ -48,6 +54,8 @@ class DeviceTask {
   std::mutex mutex_;                  // guards the two below while several runs may fail
   std::optional<NativeError> error_;
   std::optional<std::string> failure_;  // any other exception (e.g. bad_alloc): a plain Error
+  bool each_ = false;                   // StartEach: errors_ holds each run's own error
+  std::vector<std::optional<NativeError>> errors_;
 };
 
 // Starts a task built by `make` (on the JS thread), turning argument errors into a rejection.

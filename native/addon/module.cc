@@ -17,7 +17,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("loadDriver", Napi::Function::New(env, LoadDriver, "loadDriver"));
   exports.Set("devices", Napi::Function::New(env, ListDevices, "devices"));
   exports.Set("memGetInfo", Napi::Function::New(env, MemGetInfo, "memGetInfo"));
+  exports.Set("memGetInfoEach", Napi::Function::New(env, MemGetInfoEach, "memGetInfoEach"));
   exports.Set("probe", Napi::Function::New(env, Probe, "probe"));
+  exports.Set("probeEach", Napi::Function::New(env, ProbeEach, "probeEach"));
   exports.Set("releaseDevice", Napi::Function::New(env, ReleaseDevice, "releaseDevice"));
   exports.Set("releaseDevices", Napi::Function::New(env, ReleaseDevices, "releaseDevices"));
   exports.Set("loadNvml", Napi::Function::New(env, LoadNvml, "loadNvml"));

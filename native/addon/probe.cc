@@ -6,6 +6,7 @@
 // before the probe cannot see that.
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "device_allocations.h"
 #include "device_session.h"
 #include "device_task.h"
+#include "js_error.h"
 #include "native_error.h"
 
 namespace vramfit {
@@ -32,10 +34,12 @@ const char* LimitName(Limit limit) {
   return nullptr;
 }
 
-class ProbeTask : public DeviceTask {
+// One device's probe: its allocations, and what it found. The sizes and options are the task's,
+// shared by every device it probes (read only).
+class ProbeRun {
  public:
-  ProbeTask(Napi::Env env, int ordinal, std::vector<size_t> sizes, ProbeOptions options)
-      : DeviceTask(env, "vramfit:probe"), ordinal_(ordinal), sizes_(std::move(sizes)), options_(options) {}
+  ProbeRun(int ordinal, const std::vector<size_t>& sizes, const ProbeOptions& options)
+      : ordinal_(ordinal), sizes_(sizes), options_(options) {}
 
  private:
   bool Cancelled() const { return options_.cancel.Raised(); }
@@ -88,7 +92,10 @@ class ProbeTask : public DeviceTask {
   // allocating between the reading and the allocation, may have taken it below the reserve, and
   // then the allocation is given back at once and the probe stops there. Without a reserve there
   // is nothing to check, and the probe makes no more driver calls than it must.
-  void Run(int) override {
+  friend class ProbeTask;
+
+  // On the device's thread (ProbeTask::Run).
+  void Run() {
     Driver& driver = Driver::Get();
     const DriverApi& api = driver.api();
     if (Cancelled()) throw Aborted();  // cancelled while queued behind another probe
@@ -172,7 +179,7 @@ class ProbeTask : public DeviceTask {
     throw Aborted();
   }
 
-  Napi::Value Result(Napi::Env env) override {
+  Napi::Value Answer(Napi::Env env) const {
     Napi::Object result = Napi::Object::New(env);
     result.Set("fits", limit_ == Limit::kNone);
     result.Set("failedIndex", static_cast<double>(failedIndex_));
@@ -187,11 +194,9 @@ class ProbeTask : public DeviceTask {
     return result;
   }
 
-  void ReleaseJs(Napi::Env env) override { options_.cancel.Release(env); }
-
   int ordinal_;
-  std::vector<size_t> sizes_;
-  ProbeOptions options_;
+  const std::vector<size_t>& sizes_;
+  const ProbeOptions& options_;
   long long failedIndex_ = -1;
   Limit limit_ = Limit::kNone;
   size_t allocated_ = 0;       // successful cuMemAlloc_v2 calls kept (released ones included); skipped 0-byte sizes are not counted
@@ -203,6 +208,37 @@ class ProbeTask : public DeviceTask {
   bool virtualMemory_ = false;  // pages were mapped through the virtual-memory API (options.pageBytes, a driver that has it)
 };
 
+// probe (one device, its answer or its error) or probeEach (several devices at once, each its
+// own probe of the same sizes, settling with every device's answer or error in their order).
+class ProbeTask : public DeviceTask {
+ public:
+  ProbeTask(Napi::Env env, const std::vector<int>& ordinals, std::vector<size_t> sizes, ProbeOptions options, bool each)
+      : DeviceTask(env, "vramfit:probe"), sizes_(std::move(sizes)), options_(options), each_(each) {
+    for (int ordinal : ordinals) runs_.emplace_back(ordinal, sizes_, options_);
+  }
+
+ private:
+  void Run(int ordinal) override {
+    for (ProbeRun& run : runs_) {
+      if (run.ordinal_ == ordinal) return run.Run();
+    }
+  }
+
+  Napi::Value Result(Napi::Env env) override {
+    if (!each_) return runs_.front().Answer(env);
+    Napi::Array answers = Napi::Array::New(env, runs_.size());
+    for (size_t i = 0; i < runs_.size(); ++i) answers.Set(i, ErrorAt(i) ? ToJsError(env, *ErrorAt(i)) : runs_[i].Answer(env));
+    return answers;
+  }
+
+  void ReleaseJs(Napi::Env env) override { options_.cancel.Release(env); }
+
+  std::vector<size_t> sizes_;
+  ProbeOptions options_;
+  bool each_;
+  std::deque<ProbeRun> runs_;  // refer to sizes_ and options_
+};
+
 }  // namespace
 
 Napi::Value Probe(const Napi::CallbackInfo& info) {
@@ -210,8 +246,22 @@ Napi::Value Probe(const Napi::CallbackInfo& info) {
     int ordinal = OrdinalArgument(info[0]);
     std::vector<size_t> sizes = SizesArgument(info[1]);
     ProbeOptions options = ProbeOptionsArgument(info[2]);
-    auto task = std::make_unique<ProbeTask>(info.Env(), ordinal, std::move(sizes), options);
+    auto task = std::make_unique<ProbeTask>(info.Env(), std::vector<int>{ordinal}, std::move(sizes), options, false);
     Napi::Promise promise = task->Start(ordinal);
+    task.release();  // it deletes itself once settled
+    return promise;
+  });
+}
+
+// One call for a group of devices (identical devices answered together, src/fit/deviceGroup.ts):
+// the arguments are read once, and every device's thread is woken at once.
+Napi::Value ProbeEach(const Napi::CallbackInfo& info) {
+  return StartDeviceTask(info.Env(), [&] {
+    std::vector<int> ordinals = OrdinalsArgument(info[0]);
+    std::vector<size_t> sizes = SizesArgument(info[1]);
+    ProbeOptions options = ProbeOptionsArgument(info[2]);
+    auto task = std::make_unique<ProbeTask>(info.Env(), ordinals, std::move(sizes), options, true);
+    Napi::Promise promise = task->StartEach(ordinals);
     task.release();  // it deletes itself once settled
     return promise;
   });

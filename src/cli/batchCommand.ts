@@ -1,11 +1,14 @@
 // `vramfit batch`: the largest batch for a workload on each selected device or analytic target.
 import { invalidArgument } from "../errors.js";
 import { findMaxBatch, formatBytes, releaseDevices, type BatchResult, type Target } from "../index.js";
+import { answerTogether, eachTogether, forEachMember } from "../fit/deviceGroup.js";
+import type { DeviceAccessOptions } from "../fit/deviceMemory.js";
+import { deviceSummary, type DeviceTarget } from "../fit/target.js";
 import type { Advice } from "../advice/advise.js";
 import { formatDuration } from "../duration.js";
 import { deviceAccess, warnIfBusy } from "./deviceAccess.js";
 import { execBatchCommand } from "./execCommand.js";
-import { evaluateEach, exitStatusOfOutcomes, failedDevice, type FailedDevice } from "./failedDevices.js";
+import { evaluateAll, exitStatusOfOutcomes, failedDevice, type FailedDevice } from "./failedDevices.js";
 import { hostBudget } from "./hostMemory.js";
 import { deviceList, integratedNotes } from "./integratedNote.js";
 import { writeJson, type Io } from "./io.js";
@@ -15,7 +18,7 @@ import { cliProgress, showProbes } from "./progress.js";
 import { BUDGET_HEADER, budgetCells } from "./budgetCells.js";
 import { renderTable } from "./table.js";
 import { resolveCliTargets } from "./targets.js";
-import { adviceFields, allAdvice, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
+import { adviceFieldsOn, allAdvice, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
 import { TRACED_ADVICE, answersOnlyAtItsBatch, isTraced, planFromOptions } from "./workloadOptions.js";
 
 /** A batch answer's JSON: the library's result, the host side of --offload, and advice below --min-batch. */
@@ -44,9 +47,14 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
     const busy = warnIfBusy(targets, reserveText(options), io).catch(() => undefined); // NVML only: no context for it
     let outcomes;
     try {
-      // One search per target, all at once (a thread per device in the addon); a failing device gives an error row.
-      outcomes = await evaluateEach(targets, (target) =>
-        findMaxBatch(plan, { ...limits, ...access, touch: options.touch, keepWarm: true, target, ...(onProbe !== undefined && { onProbe }) }),
+      // One search per target, all at once (a thread per device in the addon); a failing device
+      // gives an error row. Identical devices search together: each probe on all of them at once.
+      const search = (target: Target, on: DeviceAccessOptions = access, members: readonly DeviceTarget[] = []) =>
+        findMaxBatch(plan, { ...limits, ...on, touch: options.touch, keepWarm: true, target, ...(onProbe !== undefined && { onProbe: forEachMember(onProbe, members) }) });
+      outcomes = await evaluateAll(
+        eachTogether(targets, (i) => search(targets[i]!), (members) =>
+          answerTogether(members, access, (group, on) => search(group, on, members), (m) => search(m), (r, m) => ({ ...r, device: deviceSummary(m.device, r.device.freeBytes) })),
+        ),
       );
     } finally {
       progress.done();
@@ -60,7 +68,7 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
     const hostMemory = hostMatters ? hostBudget(options.hostMemory) : undefined;
     const host = checkHost(plan, hostMemory);
     const rows: (BatchReport | FailedDevice)[] = [];
-    const advising: Promise<unknown>[] = [];
+    const advised: number[] = []; // the targets whose answer gets advice, by index
     for (const [i, outcome] of outcomes.entries()) {
       if (!outcome.ok) {
         rows.push(failedDevice(targets[i]!, outcome.error));
@@ -69,20 +77,29 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
       const r = outcome.value;
       const report: BatchReport = { ...r, ...(host !== undefined && { host }), advice: [] };
       if (r.batchSize < wanted && options.advice !== false && isTraced(planned)) report.adviceText = TRACED_ADVICE;
-      else if (r.batchSize < wanted && options.advice !== false && !isTraced(planned)) {
-        const adviceOptions = {
-          limits,
-          touch: options.touch,
-          ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),
-          ...(hostMemory !== undefined && { hostBudget: hostMemory }),
-          ...(targets[i]!.kind === "device" && { access }),
-          ...(io.signal !== undefined && { signal: io.signal }),
-        };
-        advising.push(adviceFields(planned, targets[i]!, r, wanted, adviceOptions, targetLabel(r.device), r.batchSize).then((fields) => Object.assign(report, fields)));
-      }
+      else if (r.batchSize < wanted && options.advice !== false && !isTraced(planned)) advised.push(i);
       rows.push(report);
     }
-    await allAdvice(advising);
+    if (advised.length > 0 && !isTraced(planned)) {
+      const adviceOptions = (target: Target, on: DeviceAccessOptions) => ({
+        limits,
+        touch: options.touch,
+        ...(options.maxBatch !== undefined && { maxBatch: options.maxBatch }),
+        ...(hostMemory !== undefined && { hostBudget: hostMemory }),
+        ...(target.kind === "device" && { access: on }),
+        ...(io.signal !== undefined && { signal: io.signal }),
+      });
+      const reportOf = (k: number) => rows[advised[k]!] as BatchReport;
+      const adviseOn = (target: Target, r: BatchReport, on: DeviceAccessOptions = access) => adviceFieldsOn(planned, target, r, wanted, adviceOptions(target, on), r.batchSize);
+      // Identical devices with equal answers share one advice, its measurements made on each of them at once.
+      const advice = eachTogether(
+        advised.map((i) => targets[i]!),
+        (k) => adviseOn(targets[advised[k]!]!, reportOf(k)),
+        (members, ks) => answerTogether(members, access, (group, on) => adviseOn(group, reportOf(ks[0]!), on), (m) => adviseOn(m, reportOf(ks[members.indexOf(m)]!)), (fields) => fields),
+        (k) => answerKey(reportOf(k)),
+      );
+      await allAdvice(advice.map((fields, k) => fields.then((f) => Object.assign(reportOf(k), f(targetLabel(reportOf(k).device))))));
+    }
 
     if (options.json) {
       const json = rows.map((r) => ("error" in r ? r : (({ adviceText: _, ...rest }) => rest)(r)));
@@ -104,6 +121,11 @@ export async function batchCommand(options: BatchOptions, io: Io): Promise<numbe
     const short = answered.some((r) => r.batchSize === 0 || r.batchSize < wanted) || host?.fits === false;
     return exitStatusOfOutcomes(short, answered.length < rows.length);
   }
+}
+
+/** What advice depends on in an answer: all of it but the device's ordinal, UUID, and the time taken. */
+function answerKey(r: BatchReport): string {
+  return JSON.stringify({ ...r, device: r.device.freeBytes, elapsedMs: 0 });
 }
 
 function targetLabel(device: FailedDevice["device"] | BatchResult["device"]): string {

@@ -20,8 +20,13 @@ export function failedDevice(target: Target, error: VramfitError): FailedDevice 
  * Evaluates every target at once; a device whose driver fails gives its error instead. When
  * every target failed there is no result to show: the first failure is thrown (exit 4).
  */
-export async function evaluateEach<T>(targets: readonly Target[], work: (target: Target) => Promise<T>): Promise<DeviceOutcome<T>[]> {
-  const outcomes = await outcomesOf(targets.map(work));
+export function evaluateEach<T>(targets: readonly Target[], work: (target: Target) => Promise<T>): Promise<DeviceOutcome<T>[]> {
+  return evaluateAll(targets.map(work));
+}
+
+/** {@link evaluateEach} of work already started, one promise per target. */
+export async function evaluateAll<T>(work: readonly Promise<T>[]): Promise<DeviceOutcome<T>[]> {
+  const outcomes = await outcomesOf(work);
   const first = outcomes.find((o): o is { ok: false; error: VramfitError } => !o.ok);
   if (first !== undefined && outcomes.every((o) => !o.ok)) throw first.error;
   return outcomes;

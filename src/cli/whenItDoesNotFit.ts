@@ -132,12 +132,27 @@ export async function adviceFields(
   where: string,
   fromBatchSize?: number,
 ): Promise<AdviceFields> {
+  return (await adviceFieldsOn(planned, target, result, targetBatch, options, fromBatchSize))(where);
+}
+
+/**
+ * {@link adviceFields} measured once, for any target it names (`where`): identical devices
+ * answered together (src/fit/deviceGroup.ts) share one advice, each with its own heading.
+ */
+export async function adviceFieldsOn(
+  planned: PlannedWorkload,
+  target: Target,
+  result: AdviceBasis,
+  targetBatch: number,
+  options: AdviceOptions,
+  fromBatchSize?: number,
+): Promise<(where: string) => AdviceFields> {
   // A reserve that takes all the free memory leaves no budget, on this GPU or on N of them: the
   // change to make is the reserve (a row of --tp 4 that still fits nothing would be advice no one can take).
   const free = result.device.freeBytes + Math.min(result.ownContextBytes, result.jobContextBytes);
   if (result.budgetBytes === 0 && result.reserveBytes >= free) {
     const summary = `the reserve (${formatBytes(result.reserveBytes)}, --reserve) is at least the ${formatBytes(free)} free: no budget is left on any GPU like it; lower --reserve`;
-    return { advice: [], adviceSummary: summary, adviceText: `advice    to fit batch ${targetBatch} on ${where}: ${summary}` };
+    return (where) => ({ advice: [], adviceSummary: summary, adviceText: `advice    to fit batch ${targetBatch} on ${where}: ${summary}` });
   }
   // On a device, the advice's measurements (a device search per change, and the answer now for
   // `check`) hold the device's cross-process lock once, for all of them, rather than each its own:
@@ -147,7 +162,7 @@ export async function adviceFields(
   const measureWith = lock === undefined ? options : { ...options, access: { ...options.access, lock: false as const } };
   const advise = () => adviceFor(planned, adviceTarget(target, result, measureWith), targetBatch, measureWith, fromBatchSize);
   const advice = target.kind === "device" && lock !== undefined ? await withDeviceLock(target.addon, target.device, lock, advise) : await advise();
-  return { advice: advice.items, adviceSummary: advice.summary, adviceText: renderAdvice(advice, where) };
+  return (where) => ({ advice: advice.items, adviceSummary: advice.summary, adviceText: renderAdvice(advice, where) });
 }
 
 /**

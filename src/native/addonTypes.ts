@@ -231,6 +231,16 @@ export interface Addon {
    */
   probe(ordinal: number, sizes: readonly number[] | Float64Array, options: NativeProbeOptions): Promise<NativeProbeResult>;
   /**
+   * `memGetInfo` on several devices (distinct ordinals) at once, in one call: each device's
+   * reading, or its own error (the others still answer). Absent from an addon built before it.
+   */
+  memGetInfoEach?(ordinals: readonly number[]): Promise<(NativeMemInfo | Error)[]>;
+  /**
+   * `probe` of the same sizes on several devices (distinct ordinals) at once, in one call: each
+   * device's result, or its own error. Absent from an addon built before it.
+   */
+  probeEach?(ordinals: readonly number[], sizes: readonly number[] | Float64Array, options: NativeProbeOptions): Promise<(NativeProbeResult | Error)[]>;
+  /**
    * Releases vramfit's retain of the device's primary context (`cuDevicePrimaryCtxRelease_v2`,
    * balancing the one `cuDevicePrimaryCtxRetain` that `memGetInfo`/`probe` made): the driver
    * destroys the context, and frees the memory it took, once nothing else in the process (PyTorch,
