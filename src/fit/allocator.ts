@@ -79,7 +79,7 @@ export function deviceSteps(plan: MemoryPlan, batch: number, kind: AllocatorKind
   // capacity, each at once: one replay serves them all. Only the latest few are kept (segment lists).
   let recent = stepsByPlan.get(plan);
   if (recent === undefined) stepsByPlan.set(plan, (recent = new Map()));
-  const key = `${kind}:${formatAllocConf(conf)}:${allowedBytes}:${batch}:${capacityBytes}`;
+  const key = `${kind}:${confKey(conf)}:${allowedBytes}:${batch}:${capacityBytes}`;
   const known = recent.get(key);
   if (known !== undefined) return known;
   const steps = stepsOf(plan, batch, kind, conf, capacityBytes, allowedBytes);
@@ -155,6 +155,15 @@ function replayRaw(trace: AllocationTrace, capacityBytes: number): ReplayResult 
   return { fits, reservedPeakBytes: reserved, allocatedPeakBytes: allocatedPeak, cudaMallocs: sizes.length, cudaFrees: 0, allocRetries: 0, failedAt: fits ? -1 : trace.order.length - 1 };
 }
 
+/**
+ * A configuration as written in a replay's key: the default's (frozen) made once, not at every
+ * replay (a command's searches ask for a replay a few dozen times, cold).
+ */
+function confKey(conf: AllocConf): string {
+  return conf === DEFAULT_ALLOC_CONF ? DEFAULT_CONF_KEY : formatAllocConf(conf);
+}
+const DEFAULT_CONF_KEY = formatAllocConf(DEFAULT_ALLOC_CONF);
+
 /** The allocator a model replays: `expandable` when the configuration asks for expandable segments. */
 function effectiveKind(model: Pick<AllocatorModel, "kind" | "conf">): AllocatorKind {
   return model.kind === "pytorch" && model.conf?.expandableSegments ? "expandable" : model.kind;
@@ -173,7 +182,7 @@ export function replayStep(plan: MemoryPlan, batch: number, model: Pick<Allocato
   const allowedBytes = model.allowedBytes ?? Number.POSITIVE_INFINITY;
   let cache = replays.get(plan);
   if (cache === undefined) replays.set(plan, (cache = { count: 0, byStep: new Map() }));
-  const key = `${kind}:${formatAllocConf(conf)}:${allowedBytes}:${batch}`;
+  const key = `${kind}:${confKey(conf)}:${allowedBytes}:${batch}`;
   let known = cache.byStep.get(key);
   if (known !== undefined) {
     // Without memory pressure the replay is the same at every capacity its peak fits in; and the

@@ -57,8 +57,7 @@ export function cnnTape(network: CnnNetwork, trace: CnnTrace, e: number, autocas
     // The op's name within its stage, for its phase: `forward layer1.0 conv1`, `forward fc linear`.
     // (`stage.` tested without making that string: one per op, cold.)
     const local = op.name === stage ? op.type : op.name.length > stage.length && op.name.charCodeAt(stage.length) === DOT && op.name.startsWith(stage) ? op.name.slice(stage.length + 1) : op.name;
-    const inputs: number[] = [];
-    for (let j = 0; j < op.inputs.length; j++) inputs.push(at(op.inputs[j]!));
+    const inputs = op.inputs.map(at);
     // No list for an op without parameters: the tape shares one empty list for them.
     const groups = op.parameters > 0 ? [stage] : undefined;
     if (op.inPlace) {

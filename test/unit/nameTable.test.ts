@@ -14,6 +14,12 @@ describe("NameTable", () => {
     expect(made).toEqual(["layers.3/1", "layers.3/2", "head/1"]);
   });
 
+  it("gives each first part its own names when runs of them alternate (the last one's map is kept for the next ask)", () => {
+    const table = new NameTable<string, number>((a, b) => `${a}.${b}`);
+    const asked: [string, number][] = [["conv1", 0], ["conv1", 1], ["fc", 0], ["fc", 1], ["conv1", 1], ["conv1", 2], ["fc", 2], ["conv1", 0]];
+    expect(asked.map(([a, b]) => table.get(a, b))).toEqual(asked.map(([a, b]) => `${a}.${b}`));
+  });
+
   it("numbers a base's names from .1, the base itself first, one list grown as asked", () => {
     const names = new NumberedNames();
     expect(names.get("conv1.weights", 3)).toEqual(["conv1.weights", "conv1.weights.1", "conv1.weights.2"]);
