@@ -5,9 +5,11 @@
 #include "accounting.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +19,18 @@
 
 namespace cudasim {
 namespace {
+
+// getpid(), a system call each time in glibc, asked once per process: every charge and uncharge
+// looks up this process's slot (thousands per probe). A forked child asks again.
+std::atomic<int> gPid{0};
+
+int CurrentPid() {
+  static std::once_flag registered;
+  std::call_once(registered, [] { pthread_atfork(nullptr, nullptr, [] { gPid.store(0, std::memory_order_relaxed); }); });
+  int pid = gPid.load(std::memory_order_relaxed);
+  if (pid == 0) gPid.store(pid = static_cast<int>(getpid()), std::memory_order_relaxed);
+  return pid;
+}
 
 constexpr uint64_t kMagic = 0x32455441544d4953ull;  // "SIMSTATE2" of sorts: slots record contexts
 constexpr int kSlots = 64;
@@ -85,7 +99,7 @@ class Ledger : public Accounting {
   }
 
   static Image::Slot* SlotOf(Image& image, bool create) {
-    int pid = static_cast<int>(getpid());
+    int pid = CurrentPid();
     for (Image::Slot& slot : image.slots) {
       if (slot.pid == pid) return &slot;
     }
@@ -102,20 +116,24 @@ class Ledger : public Accounting {
 
   // Frees a slot that holds nothing: a process with no memory and no context is not listed.
   static void ReleaseIfEmpty(Image::Slot& slot) {
-    bool empty = slot.contexts == 0;
-    for (uint64_t held : slot.bytes) empty = empty && held == 0;
-    if (empty) slot.pid = 0;
+    if (slot.contexts != 0) return;
+    for (uint64_t held : slot.bytes) {
+      if (held != 0) return;
+    }
+    slot.pid = 0;
   }
 
   // CUDASIM_MEMORY_LOG: one line per change; called inside Transact, so lines are in order.
-  static void Log(const char* what, int pool, uint64_t bytes, uint64_t used) {
+  // `used` is asked for only when the line is written (a sum over every process's slot).
+  template <typename Used>
+  static void Log(const char* what, int pool, uint64_t bytes, Used used) {
     const char* path = std::getenv("CUDASIM_MEMORY_LOG");
     if (path == nullptr || *path == '\0' || bytes == 0) return;
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return;
     char line[160];
     int length = std::snprintf(line, sizeof line, "%d %s pool=%d bytes=%llu used=%llu\n", static_cast<int>(getpid()),
-                               what, pool, static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(used));
+                               what, pool, static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(used()));
     ssize_t written = write(fd, line, static_cast<size_t>(length));
     (void)written;
     close(fd);
@@ -141,7 +159,7 @@ class Ledger : public Accounting {
   ContextOpened OpenContext(int pool, uint64_t bytes, uint64_t capacity, bool exclusive) override {
     ContextOpened opened = ContextOpened::kOutOfMemory;
     Transact([&](Image& image) {
-      int pid = static_cast<int>(getpid());
+      int pid = CurrentPid();
       for (const Image::Slot& other : image.slots) {
         if (exclusive && other.pid != 0 && other.pid != pid && (other.contexts >> pool & 1) != 0) {
           opened = ContextOpened::kBusy;
@@ -169,7 +187,7 @@ class Ledger : public Accounting {
     if (slot == nullptr) return false;  // 64 processes hold memory already: out of memory
     if (context) slot->contexts |= 1ull << pool;
     slot->bytes[pool] += bytes;
-    Log("charge", pool, bytes, used + bytes);
+    Log("charge", pool, bytes, [&] { return used + bytes; });
     return true;
   }
 
@@ -180,7 +198,7 @@ class Ledger : public Accounting {
     uint64_t taken = bytes < slot->bytes[pool] ? bytes : slot->bytes[pool];
     slot->bytes[pool] -= taken;
     if (context) slot->contexts &= ~(1ull << pool);
-    Log("uncharge", pool, taken, Sum(image, pool));
+    Log("uncharge", pool, taken, [&] { return Sum(image, pool); });
     ReleaseIfEmpty(*slot);
     return true;
   }

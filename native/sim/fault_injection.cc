@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -63,10 +64,9 @@ void Reparse(RuleSet& set, const std::string& spec) {
   }
 }
 
-int Match(RuleSet& set, const char* function) {
+int Match(RuleSet& set, const char* function, const char* spec) {
   std::lock_guard<std::mutex> lock(gMutex);
-  const char* spec = std::getenv(set.variable);
-  if ((spec ? spec : "") != set.spec) Reparse(set, spec ? spec : "");
+  if (std::strcmp(spec ? spec : "", set.spec.c_str()) != 0) Reparse(set, spec ? spec : "");
   int injected = 0;
   for (Rule& rule : set.rules) {
     // Every matching rule counts the call, so two rules on one function keep their own schedules.
@@ -78,11 +78,15 @@ int Match(RuleSet& set, const char* function) {
 }  // namespace
 
 int InjectedFault(const char* function) {
-  return Match(gFail, function);
+  return Match(gFail, function, std::getenv(gFail.variable));
+}
+
+int InjectedFault(const char* function, const char* spec) {
+  return Match(gFail, function, spec);
 }
 
 int InjectedAsyncFault(const char* function) {
-  return Match(gAsyncFail, function);
+  return Match(gAsyncFail, function, std::getenv(gAsyncFail.variable));
 }
 
 }  // namespace cudasim

@@ -16,6 +16,8 @@ namespace cudasim {
 // inject different faults in turn. Change it only while no driver call is in flight: getenv
 // races with setenv.
 SIMGPU_API int InjectedFault(const char* function);
+// The same, given CUDASIM_FAIL's value (ReadCallSettings, call_hooks.h).
+SIMGPU_API int InjectedFault(const char* function, const char* spec);
 
 // CUDASIM_ASYNC_FAIL, same grammar: the device work that `function` queues (cuMemsetD8_v2 is the
 // one such function simulated) fails with `code`. The call itself succeeds, as a real launch

@@ -139,16 +139,19 @@ class Call {
 
   // `device`: kNoDevice for calls the driver answers from its own tables (enumeration),
   // kCurrent for calls on the thread's current context, or a CUDA ordinal.
-  explicit Call(const char* function, int device = kNoDevice) : fault_(InjectedFault(function)) {
+  explicit Call(const char* function, int device = kNoDevice) : settings_(cudasim::ReadCallSettings()), fault_(InjectedFault(function, settings_.fail)) {
     InitializeImplicitly();
-    TraceCall(function);
-    PauseIfAsked(function);  // unlocked: while this call waits, other threads and processes proceed
+    TraceCall(function, settings_.trace);
+    // Unlocked: while this call waits, other threads and processes proceed.
+    const bool paused = PauseIfAsked(function, settings_.pause);
     int ordinal = device == kCurrent ? (tCurrent ? tCurrent->ordinal : -1) : device;
     const SimDevice* target = nullptr;
     if (device != kNoDevice && S().initialized) target = FindDevice(ordinal);  // fixed after cuInit
     if (target != nullptr) {
-      SleepMs(S().machine.config.callDelayMs + target->spec->delayMs);  // unlocked: others proceed
-      lost_ = GpuLost(S().machine.pools[target->pool].gpu);
+      const unsigned delayMs = S().machine.config.callDelayMs + target->spec->delayMs;
+      SleepMs(delayMs);  // unlocked: others proceed
+      // After a wait, read again: a test may have lost the GPU meanwhile.
+      lost_ = GpuLost(S().machine.pools[target->pool].gpu, paused || delayMs > 0 ? std::getenv("CUDASIM_LOST") : settings_.lost);
     }
     lock_ = std::unique_lock<std::mutex>(S().mutex);
   }
@@ -160,6 +163,7 @@ class Call {
   void Unlock() { lock_.unlock(); }
 
  private:
+  cudasim::CallSettings settings_;
   int fault_;
   bool lost_ = false;
   std::unique_lock<std::mutex> lock_;
