@@ -17,22 +17,13 @@ const NAMES_KEPT = 200_000;
 export class NameTable<First extends string | number, Second extends string | number, Made = string> {
   private readonly names = new Map<First, Map<Second, Made>>();
   private size = 0;
-  /**
-   * The last first part asked for and its map: callers ask for runs of names with one first part
-   * (a stage's phases, a group's states, a state's per-tensor names), each lookup once per name
-   * and plan, cold in a fresh process (resnet152's plan: ~2,200 names). Kept in `names` when the table starts again.
-   */
-  private lastFirst: First | undefined;
-  private lastBySecond: Map<Second, Made> | undefined;
 
   constructor(private readonly make: (first: First, second: Second) => Made) {}
 
   /** What `make` makes of the two parts: made the first time, the same value after. */
   get(first: First, second: Second): Made {
-    let bySecond = first === this.lastFirst ? this.lastBySecond : this.names.get(first);
+    let bySecond = this.names.get(first);
     if (bySecond === undefined) this.names.set(first, (bySecond = new Map()));
-    this.lastFirst = first;
-    this.lastBySecond = bySecond;
     let name = bySecond.get(second);
     if (name === undefined) {
       if (this.size >= NAMES_KEPT) {

@@ -124,7 +124,7 @@ export class TrainingTape {
     // Plain loops (no closure per op): a deep model's tape is built cold, once per process.
     let differentiable = options.trains ?? (options.groups !== undefined && options.groups.length > 0);
     for (let j = 0; j < inputs.length && !differentiable; j++) differentiable = this.values[inputs[j]!]!.requiresGrad;
-    const ids = new Array<number>(outputs.length);
+    const ids: number[] = [];
     for (let j = 0; j < outputs.length; j++) {
       const o = outputs[j]!;
       const storage: Storage = { name: o.name, fixedBytes: o.size.fixedBytes, perSampleBytes: o.size.perSampleBytes, heldToLoss: o.heldToLoss ?? false, input: false };
@@ -132,7 +132,7 @@ export class TrainingTape {
       this.storages.push(storage);
       this.storageStages.push(stage);
       this.values.push({ storage: this.storages.length - 1, size: o.size, requiresGrad: o.requiresGrad ?? differentiable, producer: index });
-      ids[j] = this.values.length - 1;
+      ids.push(this.values.length - 1);
     }
     this.push(stage, name, inputs, ids, options);
     return ids;

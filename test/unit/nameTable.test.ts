@@ -14,7 +14,7 @@ describe("NameTable", () => {
     expect(made).toEqual(["layers.3/1", "layers.3/2", "head/1"]);
   });
 
-  it("gives each first part its own names when runs of them alternate (the last one's map is kept for the next ask)", () => {
+  it("gives each first part its own names when runs of them alternate", () => {
     const table = new NameTable<string, number>((a, b) => `${a}.${b}`);
     const asked: [string, number][] = [["conv1", 0], ["conv1", 1], ["fc", 0], ["fc", 1], ["conv1", 1], ["conv1", 2], ["fc", 2], ["conv1", 0]];
     expect(asked.map(([a, b]) => table.get(a, b))).toEqual(asked.map(([a, b]) => `${a}.${b}`));
