@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "adaptive_mutex.h"
+
 namespace cudasim {
 namespace {
 
@@ -27,7 +29,7 @@ struct RuleSet {
 };
 
 // Never destroyed: a driver call on a worker thread may outlive static destruction at exit.
-std::mutex& gMutex = *new std::mutex;
+AdaptiveMutex& gMutex = *new AdaptiveMutex;
 RuleSet& gFail = *new RuleSet{"CUDASIM_FAIL", "", {}};
 RuleSet& gAsyncFail = *new RuleSet{"CUDASIM_ASYNC_FAIL", "", {}};
 
@@ -65,7 +67,7 @@ void Reparse(RuleSet& set, const std::string& spec) {
 }
 
 int Match(RuleSet& set, const char* function, const char* spec) {
-  std::lock_guard<std::mutex> lock(gMutex);
+  std::lock_guard<AdaptiveMutex> lock(gMutex);
   if (std::strcmp(spec ? spec : "", set.spec.c_str()) != 0) Reparse(set, spec ? spec : "");
   int injected = 0;
   for (Rule& rule : set.rules) {
