@@ -165,6 +165,14 @@ describe("vramfit batch on a busy GPU", () => {
     );
   });
 
+  it("--device all: the busy device's warning under its own ordinal, once; nothing for the idle one", async () => {
+    const { env } = traced({ CUDA_VISIBLE_DEVICES: "1,0" });
+    const run = await runCli([...WORKLOAD, "--device", "all"], env);
+    expect(run.stderr).toBe(
+      "warning: device 1 (NVIDIA H100 80GB HBM3) is in use by 1 other process holding 3 GiB (pid 4242 3 GiB); the answer is for the memory free now, and every probe leaves 5% of the total (--reserve) free for them\n",
+    );
+  });
+
   it("says nothing when the device is idle", async () => {
     const run = await runCli(WORKLOAD, traced({ CUDA_VISIBLE_DEVICES: "1" }).env);
     expect(run.stderr).toBe("");
