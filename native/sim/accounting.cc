@@ -17,8 +17,6 @@
 #include <functional>
 #include <mutex>
 
-#include "adaptive_mutex.h"
-
 namespace cudasim {
 namespace {
 
@@ -75,7 +73,7 @@ class Ledger : public Accounting {
  private:
   // Runs `change` on the current image; writes it back when `change` returns true.
   void Transact(const std::function<bool(Image&)>& change) {
-    std::lock_guard<AdaptiveMutex> lock(mutex_);  // flock does not exclude this process's own threads
+    std::lock_guard<std::mutex> lock(mutex_);  // flock does not exclude this process's own threads
     if (fd_ < 0) {
       change(image_);
       return;
@@ -232,7 +230,7 @@ class Ledger : public Accounting {
   uint64_t identity_;
   std::string path_;
   int fd_;  // -1: in memory
-  AdaptiveMutex mutex_;
+  std::mutex mutex_;
   Image image_;  // the in-memory ledger
 };
 

@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "adaptive_mutex.h"
-
 namespace cudasim {
 namespace {
 
@@ -29,7 +27,7 @@ struct RuleSet {
 };
 
 // Never destroyed: a driver call on a worker thread may outlive static destruction at exit.
-AdaptiveMutex& gMutex = *new AdaptiveMutex;
+std::mutex& gMutex = *new std::mutex;
 RuleSet& gFail = *new RuleSet{"CUDASIM_FAIL", "", {}};
 RuleSet& gAsyncFail = *new RuleSet{"CUDASIM_ASYNC_FAIL", "", {}};
 
@@ -67,7 +65,7 @@ void Reparse(RuleSet& set, const std::string& spec) {
 }
 
 int Match(RuleSet& set, const char* function, const char* spec) {
-  std::lock_guard<AdaptiveMutex> lock(gMutex);
+  std::lock_guard<std::mutex> lock(gMutex);
   if (std::strcmp(spec ? spec : "", set.spec.c_str()) != 0) Reparse(set, spec ? spec : "");
   int injected = 0;
   for (Rule& rule : set.rules) {

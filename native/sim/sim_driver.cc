@@ -17,7 +17,6 @@
 #include "../cuda/cuda_driver_api.h"
 #include "../cuda/sticky_errors.h"
 #include "accounting.h"
-#include "adaptive_mutex.h"
 #include "call_hooks.h"
 #include "error_table.h"
 #include "fault_injection.h"
@@ -80,7 +79,7 @@ struct SimDevice {
 };
 
 struct State {
-  cudasim::AdaptiveMutex mutex;  // guards everything below: the driver is called from many threads
+  std::mutex mutex;  // guards everything below: the driver is called from many threads
   std::atomic<bool> initialized{false};  // read unlocked by Call; the devices are fixed before it is set
   int driverVersion = 0;
   Machine machine;
@@ -154,7 +153,7 @@ class Call {
       // After a wait, read again: a test may have lost the GPU meanwhile.
       lost_ = GpuLost(S().machine.pools[target->pool].gpu, paused || delayMs > 0 ? std::getenv("CUDASIM_LOST") : settings_.lost);
     }
-    lock_ = std::unique_lock<cudasim::AdaptiveMutex>(S().mutex);
+    lock_ = std::unique_lock<std::mutex>(S().mutex);
   }
   CUresult Status() const {
     if (fault_ != 0) return fault_;
@@ -167,7 +166,7 @@ class Call {
   cudasim::CallSettings settings_;
   int fault_;
   bool lost_ = false;
-  std::unique_lock<cudasim::AdaptiveMutex> lock_;
+  std::unique_lock<std::mutex> lock_;
 };
 
 // Memory calls act on the calling thread's current context.
@@ -466,7 +465,7 @@ CUresult cuCtxGetCurrent(CUcontext* pctx) {
     SimDevice* device = nullptr;
     call.Unlock();  // the runtime may call back into the driver
     bool known = getDevice != nullptr && getDevice(&ordinal) == 0;
-    std::lock_guard<cudasim::AdaptiveMutex> lock(S().mutex);
+    std::lock_guard<std::mutex> lock(S().mutex);
     if (known && (device = cudasim::FindDevice(ordinal)) != nullptr) {
       for (const cudasim::Holder& holder : S().accounting->Holders(device->pool)) {
         if (holder.pid == getpid()) *pctx = &S().contexts[ordinal];
@@ -726,20 +725,20 @@ CUDASIM_API CUresult cuMemRelease(unsigned long long handle) {
 // Inside a reserved range (offset 0: PyTorch's use); the page mapped is not recorded (see Reservations).
 CUDASIM_API CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, unsigned long long handle, unsigned long long) {
   if (int fault = cudasim::InjectedFault(__func__)) return fault;
-  std::lock_guard<cudasim::AdaptiveMutex> lock(S().mutex);
+  std::lock_guard<std::mutex> lock(S().mutex);
   if (ptr == 0 || size == 0 || handle == 0 || offset != 0 || !cudasim::Reserved(ptr, size)) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
 
 CUDASIM_API CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   if (int fault = cudasim::InjectedFault(__func__)) return fault;
-  std::lock_guard<cudasim::AdaptiveMutex> lock(S().mutex);
+  std::lock_guard<std::mutex> lock(S().mutex);
   return ptr == 0 || size == 0 || !cudasim::Reserved(ptr, size) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
 CUDASIM_API CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
   if (int fault = cudasim::InjectedFault(__func__)) return fault;
-  std::lock_guard<cudasim::AdaptiveMutex> lock(S().mutex);
+  std::lock_guard<std::mutex> lock(S().mutex);
   return ptr == 0 || size == 0 || desc == nullptr || count == 0 || !cudasim::Reserved(ptr, size) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
