@@ -88,10 +88,6 @@ bool Exists(const std::string& path) {
 
 }  // namespace
 
-bool PauseIfAsked(const char* function) {
-  return PauseIfAsked(function, std::getenv("CUDASIM_PAUSE"));
-}
-
 bool PauseIfAsked(const char* function, const char* text) {
   if (text == nullptr || *text == '\0') return false;
   std::string spec = text, path;

@@ -37,9 +37,8 @@ SIMGPU_API void SleepMs(unsigned ms);
 // anything, until PATH.resume exists; once. A test then acts while the call is held: another
 // process allocates between a probe's reading and its allocation, or holds memory mid-probe. The
 // wait ends after 60 s regardless (saying so on stderr), so a broken test cannot hang a process.
-// Call it holding no lock. True when the call waited.
-SIMGPU_API bool PauseIfAsked(const char* function);
-// The same, given CUDASIM_PAUSE's value.
+// Call it holding no lock, with CUDASIM_PAUSE's value as `text` (read once per call: see
+// ReadCallSettings). True when the call waited.
 SIMGPU_API bool PauseIfAsked(const char* function, const char* text);
 
 }  // namespace cudasim
