@@ -121,8 +121,12 @@ try {
 const script = new Script(source, { filename: bundle, cachedData });
 const cli = { exports: {} };
 script.runInThisContext()(cli.exports, createRequire(bundle), cli, bundle, dirname(bundle));
-cli.exports.run(process.argv.slice(2)).then((status) => {
+cli.exports.run(process.argv.slice(2)).then(async (status) => {
   process.exitCode = status;
   // Made after the run, the cache holds every function this command compiled, not only the top level.
   if (cacheFile && status !== 2 && (cachedData === undefined || script.cachedDataRejected)) saveCache(cacheFile, script.createCachedData());
+  // The answer is written (synchronously: src/cli/io.ts) and nothing is left on the event loop (a
+  // stream still writing, a child, a timer): end now rather than tear the environment down, unless
+  // a driver was loaded, whose contexts the addon's teardown hook releases (src/cli/main.ts, exitsAtOnce).
+  if (process.getActiveResourcesInfo().length === 0 && (await cli.exports.exitsAtOnce())) process.exit();
 });

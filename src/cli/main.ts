@@ -9,6 +9,7 @@ import type { InfoOptions } from "./infoCommand.js";
 import { watchSignals } from "./interrupt.js";
 import { ignoreStderrErrors, processIo, writeStdout, type Io } from "./io.js";
 import { optionsFor, type CommandName, type OptionSpec } from "./options.js";
+import { openedBackend } from "../native/binding.js";
 
 type Action = (options: never, io: Io) => Promise<number>;
 
@@ -137,6 +138,20 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   } finally {
     interruption.dispose();
   }
+}
+
+/**
+ * Whether the process may end as soon as run() has returned and nothing is left on the event loop
+ * (bin/vramfit.js asks): true when no CUDA driver was loaded. Ending with process.exit skips
+ * Node's teardown of the environment (its heap freed, background compiles of the run's hot
+ * functions waited for): for `batch --model resnet152`, ~1 ms of wall from the answer to the exit
+ * and ~7 ms of CPU (docs/benchmarks.md, "Ninth round"). It also skips the
+ * addon's teardown hook, which releases the driver's primary contexts: where a driver was loaded
+ * (a GPU, the simulated one) the process ends the ordinary way.
+ */
+export async function exitsAtOnce(): Promise<boolean> {
+  const backend = await openedBackend();
+  return backend === undefined || backend.kind === "none";
 }
 
 async function runCommand(argv: readonly string[], io: Io): Promise<number> {
