@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <mutex>
 
 namespace cudasim {
@@ -25,10 +24,14 @@ namespace {
 std::atomic<int> gPid{0};
 
 int CurrentPid() {
-  static std::once_flag registered;
-  std::call_once(registered, [] { pthread_atfork(nullptr, nullptr, [] { gPid.store(0, std::memory_order_relaxed); }); });
   int pid = gPid.load(std::memory_order_relaxed);
-  if (pid == 0) gPid.store(pid = static_cast<int>(getpid()), std::memory_order_relaxed);
+  if (pid == 0) {
+    // Registered on the first reading only (a std::call_once on every one cost a thread-local
+    // lookup per charge); the handler outlives a fork, so a child's first reading finds it there.
+    static const int registered = pthread_atfork(nullptr, nullptr, [] { gPid.store(0, std::memory_order_relaxed); });
+    (void)registered;
+    gPid.store(pid = static_cast<int>(getpid()), std::memory_order_relaxed);
+  }
   return pid;
 }
 
@@ -71,8 +74,10 @@ class Ledger : public Accounting {
   const std::string& path() const { return path_; }
 
  private:
-  // Runs `change` on the current image; writes it back when `change` returns true.
-  void Transact(const std::function<bool(Image&)>& change) {
+  // Runs `change` (bool(Image&)) on the current image; writes it back when `change` returns true.
+  // A template, not a std::function: a charge is on every allocation's path.
+  template <typename Change>
+  void Transact(Change&& change) {
     std::lock_guard<std::mutex> lock(mutex_);  // flock does not exclude this process's own threads
     if (fd_ < 0) {
       change(image_);
@@ -123,11 +128,10 @@ class Ledger : public Accounting {
     slot.pid = 0;
   }
 
-  // CUDASIM_MEMORY_LOG: one line per change; called inside Transact, so lines are in order.
-  // `used` is asked for only when the line is written (a sum over every process's slot).
+  // CUDASIM_MEMORY_LOG (`path`): one line per change; called inside Transact, so lines are in order.
+  // `used` is asked for only when the line is written.
   template <typename Used>
-  static void Log(const char* what, int pool, uint64_t bytes, Used used) {
-    const char* path = std::getenv("CUDASIM_MEMORY_LOG");
+  static void Log(const char* path, const char* what, int pool, uint64_t bytes, Used used) {
     if (path == nullptr || *path == '\0' || bytes == 0) return;
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return;
@@ -145,15 +149,20 @@ class Ledger : public Accounting {
     return total;
   }
 
+  // Every process's bytes on the pool. In memory, the image changes only through Add and Remove,
+  // which keep totals_ equal to Sum (a free slot holds nothing), so no charge scans the 64 slots;
+  // a shared file is read anew by each transaction and summed.
+  uint64_t Used(const Image& image, int pool) const { return fd_ < 0 ? totals_[pool] : Sum(image, pool); }
+
  public:
-  bool Charge(int pool, uint64_t bytes, uint64_t capacity) override {
+  bool Charge(int pool, uint64_t bytes, uint64_t capacity, const char* memoryLog) override {
     bool charged = false;
-    Transact([&](Image& image) { return charged = Add(image, pool, bytes, capacity, false); });
+    Transact([&](Image& image) { return charged = Add(image, pool, bytes, capacity, false, memoryLog); });
     return charged;
   }
 
-  void Uncharge(int pool, uint64_t bytes) override {
-    Transact([&](Image& image) { return Remove(image, pool, bytes, false); });
+  void Uncharge(int pool, uint64_t bytes, const char* memoryLog) override {
+    Transact([&](Image& image) { return Remove(image, pool, bytes, false, memoryLog); });
   }
 
   ContextOpened OpenContext(int pool, uint64_t bytes, uint64_t capacity, bool exclusive) override {
@@ -166,7 +175,7 @@ class Ledger : public Accounting {
           return false;
         }
       }
-      if (!Add(image, pool, bytes, capacity, true)) return false;
+      if (!Add(image, pool, bytes, capacity, true, MemoryLog())) return false;
       opened = ContextOpened::kOk;
       return true;
     });
@@ -174,31 +183,33 @@ class Ledger : public Accounting {
   }
 
   void CloseContext(int pool, uint64_t bytes) override {
-    Transact([&](Image& image) { return Remove(image, pool, bytes, true); });
+    Transact([&](Image& image) { return Remove(image, pool, bytes, true, MemoryLog()); });
   }
 
  private:
   // Inside Transact: charges `bytes` to this process (and records its context on the pool) unless
   // every holder together would then exceed `capacity`. True when the image changed.
-  static bool Add(Image& image, int pool, uint64_t bytes, uint64_t capacity, bool context) {
-    uint64_t used = Sum(image, pool);
+  bool Add(Image& image, int pool, uint64_t bytes, uint64_t capacity, bool context, const char* memoryLog) {
+    uint64_t used = Used(image, pool);
     if (used > capacity || bytes > capacity - used) return false;
     Image::Slot* slot = SlotOf(image, true);
     if (slot == nullptr) return false;  // 64 processes hold memory already: out of memory
     if (context) slot->contexts |= 1ull << pool;
     slot->bytes[pool] += bytes;
-    Log("charge", pool, bytes, [&] { return used + bytes; });
+    if (fd_ < 0) totals_[pool] += bytes;
+    Log(memoryLog, "charge", pool, bytes, [&] { return used + bytes; });
     return true;
   }
 
   // Inside Transact: uncharges up to `bytes` of this process's (and drops its context on the pool).
-  static bool Remove(Image& image, int pool, uint64_t bytes, bool context) {
+  bool Remove(Image& image, int pool, uint64_t bytes, bool context, const char* memoryLog) {
     Image::Slot* slot = SlotOf(image, false);
     if (slot == nullptr) return false;
     uint64_t taken = bytes < slot->bytes[pool] ? bytes : slot->bytes[pool];
     slot->bytes[pool] -= taken;
+    if (fd_ < 0) totals_[pool] -= taken;
     if (context) slot->contexts &= ~(1ull << pool);
-    Log("uncharge", pool, taken, [&] { return Sum(image, pool); });
+    Log(memoryLog, "uncharge", pool, taken, [&] { return Used(image, pool); });
     ReleaseIfEmpty(*slot);
     return true;
   }
@@ -207,7 +218,7 @@ class Ledger : public Accounting {
   uint64_t Charged(int pool) override {
     uint64_t total = 0;
     Transact([&](Image& image) {
-      total = Sum(image, pool);
+      total = Used(image, pool);
       return false;
     });
     return total;
@@ -231,7 +242,8 @@ class Ledger : public Accounting {
   std::string path_;
   int fd_;  // -1: in memory
   std::mutex mutex_;
-  Image image_;  // the in-memory ledger
+  Image image_;                      // the in-memory ledger
+  uint64_t totals_[kMaxPools] = {};  // in memory: Sum(image_, pool) for each pool
 };
 
 // Never destroyed: a driver call on a worker thread may outlive static destruction at exit.

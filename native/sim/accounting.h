@@ -7,6 +7,7 @@
 #define CUDASIM_ACCOUNTING_H
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,13 @@ class SIMGPU_API Accounting {
 
   // Charges `bytes` of `pool` to this process unless every holder together would then exceed
   // `capacity`. False: out of memory (or the ledger could not be read; it says so on stderr).
-  virtual bool Charge(int pool, uint64_t bytes, uint64_t capacity) = 0;
-  virtual void Uncharge(int pool, uint64_t bytes) = 0;
+  // `memoryLog`: CUDASIM_MEMORY_LOG's value as the caller read it (the driver reads it with its
+  // other per-call settings, ReadCallSettings); the forms without it call getenv.
+  virtual bool Charge(int pool, uint64_t bytes, uint64_t capacity, const char* memoryLog) = 0;
+  virtual void Uncharge(int pool, uint64_t bytes, const char* memoryLog) = 0;
+  bool Charge(int pool, uint64_t bytes, uint64_t capacity) { return Charge(pool, bytes, capacity, MemoryLog()); }
+  void Uncharge(int pool, uint64_t bytes) { Uncharge(pool, bytes, MemoryLog()); }
+  static const char* MemoryLog() { return std::getenv("CUDASIM_MEMORY_LOG"); }
   // Records this process's context on `pool` and charges its `bytes`, in one step: kOutOfMemory
   // when they do not fit, kBusy when `exclusive` and another process has a context there (the
   // exclusive-process compute mode).

@@ -32,6 +32,8 @@ CallSettings ReadCallSettings() {
       case 'T': take("TRACE", 5, settings.trace); break;
       case 'P': take("PAUSE", 5, settings.pause); break;
       case 'L': take("LOST", 4, settings.lost); break;
+      case 'M': take("MEMORY_LOG", 10, settings.memoryLog); break;
+      case 'A': take("ASYNC_FAIL", 10, settings.asyncFail); break;
       default: break;
     }
   }

@@ -6,15 +6,18 @@
 
 namespace cudasim {
 
-// The settings every driver call reads (CUDASIM_FAIL, CUDASIM_TRACE, CUDASIM_PAUSE, CUDASIM_LOST),
-// found in one pass over the environment when the call begins: the values getenv gives then (a
-// test may change them between calls), without a scan of the whole environment for each. Null
-// where a variable is not set.
+// The settings every driver call reads (CUDASIM_FAIL, CUDASIM_TRACE, CUDASIM_PAUSE, CUDASIM_LOST;
+// CUDASIM_MEMORY_LOG for the ledger's changes, CUDASIM_ASYNC_FAIL for the work a call queues),
+// found in one pass over the environment when
+// the call begins: the values getenv gives then (a test may change them between calls), without a
+// scan of the whole environment for each. Null where a variable is not set.
 struct CallSettings {
   const char* fail = nullptr;
   const char* trace = nullptr;
   const char* pause = nullptr;
   const char* lost = nullptr;
+  const char* memoryLog = nullptr;
+  const char* asyncFail = nullptr;
 };
 SIMGPU_API CallSettings ReadCallSettings();
 

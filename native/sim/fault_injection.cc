@@ -1,6 +1,7 @@
 // Parses CUDASIM_FAIL and CUDASIM_ASYNC_FAIL and counts calls per rule.
 #include "fault_injection.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,12 +25,15 @@ struct RuleSet {
   const char* variable;
   std::string spec;  // the value the rules were parsed from
   std::vector<Rule> rules;
+  // Whether `spec` is empty (no rules, nothing to count): read unlocked, so that while the variable
+  // is unset, as it is outside fault tests, a call takes no lock that every device's thread shares.
+  std::atomic<bool> unset{true};
 };
 
 // Never destroyed: a driver call on a worker thread may outlive static destruction at exit.
 std::mutex& gMutex = *new std::mutex;
-RuleSet& gFail = *new RuleSet{"CUDASIM_FAIL", "", {}};
-RuleSet& gAsyncFail = *new RuleSet{"CUDASIM_ASYNC_FAIL", "", {}};
+RuleSet& gFail = *new RuleSet{"CUDASIM_FAIL", "", {}, {true}};
+RuleSet& gAsyncFail = *new RuleSet{"CUDASIM_ASYNC_FAIL", "", {}, {true}};
 
 bool ParseRule(const std::string& text, Rule& rule) {
   std::istringstream in(text);
@@ -48,6 +52,7 @@ bool ParseRule(const std::string& text, Rule& rule) {
 
 void Reparse(RuleSet& set, const std::string& spec) {
   set.spec = spec;
+  set.unset.store(spec.empty(), std::memory_order_release);
   set.rules.clear();
   std::istringstream in(spec);
   std::string text;
@@ -65,6 +70,8 @@ void Reparse(RuleSet& set, const std::string& spec) {
 }
 
 int Match(RuleSet& set, const char* function, const char* spec) {
+  // Unset now and when last parsed: the locked path below would find no rule and change nothing.
+  if ((spec == nullptr || *spec == '\0') && set.unset.load(std::memory_order_acquire)) return 0;
   std::lock_guard<std::mutex> lock(gMutex);
   if (std::strcmp(spec ? spec : "", set.spec.c_str()) != 0) Reparse(set, spec ? spec : "");
   int injected = 0;
@@ -87,6 +94,10 @@ int InjectedFault(const char* function, const char* spec) {
 
 int InjectedAsyncFault(const char* function) {
   return Match(gAsyncFail, function, std::getenv(gAsyncFail.variable));
+}
+
+int InjectedAsyncFault(const char* function, const char* spec) {
+  return Match(gAsyncFail, function, spec);
 }
 
 }  // namespace cudasim

@@ -23,6 +23,8 @@ SIMGPU_API int InjectedFault(const char* function, const char* spec);
 // one such function simulated) fails with `code`. The call itself succeeds, as a real launch
 // does; the error surfaces at the next synchronization (sim_driver.cc). Counts this call.
 SIMGPU_API int InjectedAsyncFault(const char* function);
+// The same, given CUDASIM_ASYNC_FAIL's value (ReadCallSettings).
+SIMGPU_API int InjectedAsyncFault(const char* function, const char* spec);
 
 }  // namespace cudasim
 

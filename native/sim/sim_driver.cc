@@ -10,6 +10,7 @@
 #include <deque>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "../cuda/cuda_driver_api.h"
 #include "../cuda/sticky_errors.h"
 #include "accounting.h"
+#include "allocation_table.h"
 #include "call_hooks.h"
 #include "error_table.h"
 #include "fault_injection.h"
@@ -47,14 +49,6 @@ namespace {
 // code for every call that reaches such a GPU (CUDASIM_LOST).
 constexpr CUresult kLostResult = 46;  // CUDA_ERROR_DEVICE_UNAVAILABLE
 
-struct Allocation {
-  int ordinal;
-  size_t requestedBytes;
-  uint64_t reservedBytes;  // a large one: rounded up to the granularity, what the device loses
-  uint64_t page = 0;       // a small one: the shared page it lives in (its reservedBytes are 0)
-  uint64_t pageBytes = 0;  // and its share of it, rounded up to the alignment
-};
-
 // A page (one granule) that small allocations share, as the real driver packs them: charged
 // when the first one needs it, uncharged when the last one in it is freed. Its bytes are
 // counted, not placed: fragmentation inside a page is not modelled.
@@ -63,36 +57,43 @@ struct SharedPage {
   int allocations = 0;
 };
 
-// A CUDA device: a whole GPU, or one MIG instance of one.
+// A CUDA device: a whole GPU, or one MIG instance of one. What is fixed at cuInit is read freely;
+// the rest is guarded by the device's own lock, as a real driver's devices do not share one: the
+// threads of several devices (vramfit probes them all at once) never wait on one another here.
 struct SimDevice {
+  int ordinal;
   int pool;
   const DeviceSpec* spec;
   std::string name;
   CUuuid uuid;        // cuDeviceGetUuid_v2: the MIG instance's own UUID on a MIG device
   CUuuid legacyUuid;  // cuDeviceGetUuid: always the physical GPU's
+  std::mutex mutex;   // guards everything below
   int primaryRefs = 0;  // the primary context is active while retained
   // Of the primary context, reset when it is destroyed: an asynchronous error waiting for the
   // next synchronization, and a sticky one that every call in the context now returns.
   CUresult pendingError = CUDA_SUCCESS;
   CUresult stickyError = CUDA_SUCCESS;
+  AllocationTable allocations;           // made in its primary context, by address
   std::map<uint64_t, SharedPage> pages;  // by page id
-};
-
-struct State {
-  std::mutex mutex;  // guards everything below: the driver is called from many threads
-  std::atomic<bool> initialized{false};  // read unlocked by Call; the devices are fixed before it is set
-  int driverVersion = 0;
-  Machine machine;
-  Accounting* accounting = nullptr;
-  std::vector<SimDevice> devices;
-  std::deque<CUctx_st> contexts;  // a deque, so handles stay valid
-  std::map<CUdeviceptr, Allocation> allocations;
-  CUdeviceptr nextAddress = 1ull << 40;
   uint64_t nextPage = 1;
 };
 
+struct State {
+  std::mutex mutex;  // guards cuInit's setup, and serializes the calls that reach no device
+  std::atomic<bool> initialized{false};  // read unlocked by Call; the devices are fixed before it is set
+  int driverVersion = 0;
+  Machine machine;
+  Accounting* accounting = nullptr;  // locks itself
+  std::vector<std::unique_ptr<SimDevice>> devices;  // by ordinal; a SimDevice (its mutex) cannot move
+  std::deque<CUctx_st> contexts;     // a deque, so handles stay valid
+  // Every device's allocations and reserved ranges take their addresses from here, so a pointer
+  // names one allocation in the process (unified addressing).
+  std::atomic<CUdeviceptr> nextAddress{1ull << 40};
+};
+
 // Never destroyed: a driver call on a worker thread may outlive static destruction at exit.
-State& S() {
+// Inlined: every entry point reaches it several times.
+inline __attribute__((always_inline)) State& S() {
   static State& state = *new State;
   return state;
 }
@@ -102,7 +103,7 @@ thread_local CUcontext tCurrent = nullptr;
 
 SimDevice* FindDevice(CUdevice dev) {
   if (dev < 0 || static_cast<size_t>(dev) >= S().devices.size()) return nullptr;
-  return &S().devices[dev];
+  return S().devices[dev].get();
 }
 
 // The stub driver of a simulated GPU (native/stubs/stubs.cmake builds these objects again with
@@ -131,7 +132,8 @@ void InitializeImplicitly() {
 
 // The prologue of every entry point: an injected fault first (it applies even before cuInit,
 // as a broken install would), the trace, then for calls that reach a GPU its latency and whether
-// it is lost, then the state lock and the initialization check.
+// it is lost, then the lock (that device's, or the driver's for a call that reaches none) and the
+// initialization check.
 class Call {
  public:
   static constexpr int kNoDevice = -2;
@@ -141,19 +143,20 @@ class Call {
   // kCurrent for calls on the thread's current context, or a CUDA ordinal.
   explicit Call(const char* function, int device = kNoDevice) : settings_(cudasim::ReadCallSettings()), fault_(InjectedFault(function, settings_.fail)) {
     InitializeImplicitly();
-    TraceCall(function, settings_.trace);
+    if (settings_.trace != nullptr) TraceCall(function, settings_.trace);
     // Unlocked: while this call waits, other threads and processes proceed.
-    const bool paused = PauseIfAsked(function, settings_.pause);
-    int ordinal = device == kCurrent ? (tCurrent ? tCurrent->ordinal : -1) : device;
-    const SimDevice* target = nullptr;
-    if (device != kNoDevice && S().initialized) target = FindDevice(ordinal);  // fixed after cuInit
-    if (target != nullptr) {
-      const unsigned delayMs = S().machine.config.callDelayMs + target->spec->delayMs;
-      SleepMs(delayMs);  // unlocked: others proceed
+    const bool paused = settings_.pause != nullptr && PauseIfAsked(function, settings_.pause);
+    current_ = tCurrent;  // read once: each read of a shared library's thread-local is a call
+    int ordinal = device == kCurrent ? (current_ ? current_->ordinal : -1) : device;
+    if (device != kNoDevice && S().initialized) target_ = FindDevice(ordinal);  // fixed after cuInit
+    if (target_ != nullptr) {
+      const unsigned delayMs = S().machine.config.callDelayMs + target_->spec->delayMs;
+      if (delayMs > 0) SleepMs(delayMs);  // unlocked: others proceed
       // After a wait, read again: a test may have lost the GPU meanwhile.
-      lost_ = GpuLost(S().machine.pools[target->pool].gpu, paused || delayMs > 0 ? std::getenv("CUDASIM_LOST") : settings_.lost);
+      const char* lost = paused || delayMs > 0 ? std::getenv("CUDASIM_LOST") : settings_.lost;
+      lost_ = lost != nullptr && GpuLost(S().machine.pools[target_->pool].gpu, lost);
     }
-    lock_ = std::unique_lock<std::mutex>(S().mutex);
+    lock_ = std::unique_lock<std::mutex>(target_ != nullptr ? target_->mutex : S().mutex);
   }
   CUresult Status() const {
     if (fault_ != 0) return fault_;
@@ -161,18 +164,26 @@ class Call {
     return lost_ ? kLostResult : CUDA_SUCCESS;
   }
   void Unlock() { lock_.unlock(); }
+  // The calling thread's current context when the call began, and the device the call reached
+  // (whose lock it holds), if any.
+  CUcontext current() const { return current_; }
+  SimDevice* target() const { return target_; }
+  // The CUDASIM_* settings read when the call began (the ledger's CUDASIM_MEMORY_LOG, ...).
+  const cudasim::CallSettings& settings() const { return settings_; }
 
  private:
   cudasim::CallSettings settings_;
   int fault_;
   bool lost_ = false;
+  CUcontext current_ = nullptr;
+  SimDevice* target_ = nullptr;
   std::unique_lock<std::mutex> lock_;
 };
 
-// Memory calls act on the calling thread's current context.
-CUresult CurrentDevice(SimDevice*& device) {
-  if (tCurrent == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
-  device = &S().devices[tCurrent->ordinal];
+// Memory calls act on the calling thread's current context: `call`'s, whose device it locked.
+CUresult CurrentDevice(const Call& call, SimDevice*& device) {
+  if (call.current() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  device = call.target();  // the current context's device: Status() said the driver is initialized
   // A primary context released by everyone is inactive; the real driver answers 709 then.
   if (device->primaryRefs == 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   return device->stickyError;  // CUDA_SUCCESS unless the context is broken
@@ -259,14 +270,15 @@ CUresult cuInit(unsigned int flags) {
   for (int poolIndex : pools) {
     const cudasim::Pool& pool = S().machine.pools[poolIndex];
     const cudasim::DeviceSpec& spec = S().machine.config.devices[pool.gpu];
-    SimDevice device;
+    const int ordinal = static_cast<int>(S().devices.size());
+    SimDevice& device = *S().devices.emplace_back(std::make_unique<SimDevice>());
+    device.ordinal = ordinal;
     device.pool = poolIndex;
     device.spec = &spec;
     device.name = pool.mig < 0 ? spec.name : cudasim::MigName(spec, pool.totalBytes);
     std::memcpy(device.uuid.bytes, pool.uuid, 16);
     std::memcpy(device.legacyUuid.bytes, S().machine.pools[S().machine.gpuPool[pool.gpu]].uuid, 16);
-    S().contexts.push_back(CUctx_st{static_cast<int>(S().devices.size())});
-    S().devices.push_back(device);
+    S().contexts.push_back(CUctx_st{ordinal});
   }
   S().initialized = true;
   return CUDA_SUCCESS;
@@ -423,14 +435,8 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   // error it had.
   if (--device->primaryRefs == 0) {
     uint64_t held = S().machine.config.contextBytes + device->pages.size() * S().machine.config.granularity;
-    for (auto it = S().allocations.begin(); it != S().allocations.end();) {
-      if (it->second.ordinal != dev) {
-        ++it;
-        continue;
-      }
-      held += it->second.reservedBytes;
-      it = S().allocations.erase(it);
-    }
+    device->allocations.ForEach([&held](const cudasim::Allocation& allocation) { held += allocation.reservedBytes; });
+    device->allocations.Clear();
     device->pages.clear();
     device->pendingError = device->stickyError = CUDA_SUCCESS;
     S().accounting->CloseContext(device->pool, held);
@@ -479,7 +485,7 @@ CUresult cuCtxSynchronize(void) {
   Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
-  if (CUresult status = cudasim::CurrentDevice(device)) return status;
+  if (CUresult status = cudasim::CurrentDevice(call, device)) return status;
   // The queued work's failure surfaces here; a sticky one stays with the context from now on.
   CUresult failure = device->pendingError;
   device->pendingError = CUDA_SUCCESS;
@@ -494,7 +500,7 @@ CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
-  if (CUresult status = cudasim::CurrentDevice(device)) return status;
+  if (CUresult status = cudasim::CurrentDevice(call, device)) return status;
   if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *free = cudasim::FreeBytes(*device);
   *total = S().machine.pools[device->pool].totalBytes;
@@ -505,12 +511,13 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
-  if (CUresult status = cudasim::CurrentDevice(device)) return status;
+  if (CUresult status = cudasim::CurrentDevice(call, device)) return status;
   if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
   uint64_t granularity = S().machine.config.granularity;
   uint64_t capacity = cudasim::GrantableCapacity(*device);
   if (bytesize > capacity) return CUDA_ERROR_OUT_OF_MEMORY;  // also keeps the rounding below from overflowing
-  cudasim::Allocation allocation{cudasim::tCurrent->ordinal, bytesize, 0};
+  cudasim::Allocation allocation;
+  allocation.requestedBytes = bytesize;
   if (cudasim::SmallAllocation(bytesize)) {
     // Into the first shared page with room, else a new page.
     allocation.pageBytes = cudasim::RoundUp(bytesize, S().machine.config.allocAlignment);
@@ -521,8 +528,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
       }
     }
     if (allocation.page == 0) {
-      if (!S().accounting->Charge(device->pool, granularity, capacity)) return CUDA_ERROR_OUT_OF_MEMORY;
-      allocation.page = S().nextPage++;
+      if (!S().accounting->Charge(device->pool, granularity, capacity, call.settings().memoryLog)) return CUDA_ERROR_OUT_OF_MEMORY;
+      allocation.page = device->nextPage++;
     }
     cudasim::SharedPage& page = device->pages[allocation.page];
     page.usedBytes += allocation.pageBytes;
@@ -530,39 +537,55 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   } else {
     allocation.reservedBytes = cudasim::RoundUp(bytesize, granularity);
     // The check and the charge are one step of the ledger: another process cannot slip in between.
-    if (!S().accounting->Charge(device->pool, allocation.reservedBytes, capacity)) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!S().accounting->Charge(device->pool, allocation.reservedBytes, capacity, call.settings().memoryLog)) return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  CUdeviceptr address = S().nextAddress;
   // Addresses are never reused, so a stale pointer is caught; a small allocation's address is not
-  // inside its page (pages are only counted).
-  S().nextAddress += cudasim::RoundUp(bytesize, granularity);
-  S().allocations[address] = allocation;
+  // inside its page (pages are only counted). Taken under the device's lock, so they grow per device.
+  CUdeviceptr address = S().nextAddress.fetch_add(cudasim::RoundUp(bytesize, granularity), std::memory_order_relaxed);
+  device->allocations.Add(address, allocation);
   *dptr = address;
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemFree_v2(CUdeviceptr dptr) {
-  Call call(__func__, Call::kCurrent);
-  if (CUresult status = call.Status()) return status;
-  SimDevice* current = nullptr;
-  if (CUresult status = cudasim::CurrentDevice(current)) return status;
-  // Unified addressing: a pointer is freed wherever it lives, whichever context is current.
-  auto found = S().allocations.find(dptr);
-  if (found == S().allocations.end()) return CUDA_ERROR_INVALID_VALUE;
-  const cudasim::Allocation& allocation = found->second;
-  SimDevice& owner = S().devices[allocation.ordinal];
+namespace cudasim {
+namespace {
+// Frees `dptr` if `owner` (locked) holds it; false when it does not.
+bool FreeOn(SimDevice& owner, CUdeviceptr dptr, const char* memoryLog) {
+  AllocationTable::Entry* entry = owner.allocations.At(dptr);
+  if (entry == nullptr) return false;
+  const Allocation& allocation = entry->allocation;
   if (allocation.page != 0) {
     auto page = owner.pages.find(allocation.page);
     page->second.usedBytes -= allocation.pageBytes;
     if (--page->second.allocations == 0) {  // the last allocation in the page: the page goes too
       owner.pages.erase(page);
-      S().accounting->Uncharge(owner.pool, S().machine.config.granularity);
+      S().accounting->Uncharge(owner.pool, S().machine.config.granularity, memoryLog);
     }
   } else {
-    S().accounting->Uncharge(owner.pool, allocation.reservedBytes);
+    S().accounting->Uncharge(owner.pool, allocation.reservedBytes, memoryLog);
   }
-  S().allocations.erase(found);
-  return CUDA_SUCCESS;
+  owner.allocations.Remove(entry);
+  return true;
+}
+}  // namespace
+}  // namespace cudasim
+
+CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  Call call(__func__, Call::kCurrent);
+  if (CUresult status = call.Status()) return status;
+  SimDevice* current = nullptr;
+  if (CUresult status = cudasim::CurrentDevice(call, current)) return status;
+  if (cudasim::FreeOn(*current, dptr, call.settings().memoryLog)) return CUDA_SUCCESS;
+  // Unified addressing: a pointer is freed wherever it lives, whichever context is current, under
+  // its own device's lock. The current device's goes first, so that two threads freeing each
+  // other's pointers cannot deadlock.
+  call.Unlock();
+  for (const std::unique_ptr<SimDevice>& owner : S().devices) {
+    if (owner.get() == current) continue;
+    std::lock_guard<std::mutex> lock(owner->mutex);
+    if (cudasim::FreeOn(*owner, dptr, call.settings().memoryLog)) return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
 }
 
 namespace cudasim {
@@ -574,21 +597,18 @@ CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
-  if (CUresult status = cudasim::CurrentDevice(device)) return status;
+  if (CUresult status = cudasim::CurrentDevice(call, device)) return status;
   // The range must lie inside one allocation of the current device, or in pages mapped end to end
   // (the virtual-memory API): catches a caller's bad size.
-  auto after = S().allocations.upper_bound(dstDevice);
   bool inside = false;
-  if (after != S().allocations.begin()) {
-    auto found = std::prev(after);
-    uint64_t offset = dstDevice - found->first;
-    inside = found->second.ordinal == cudasim::tCurrent->ordinal && offset < found->second.requestedBytes &&
-             N <= found->second.requestedBytes - offset;
+  if (const cudasim::AllocationTable::Entry* found = device->allocations.Below(dstDevice)) {
+    uint64_t offset = dstDevice - found->address;
+    inside = offset < found->allocation.requestedBytes && N <= found->allocation.requestedBytes - offset;
   }
   if (!inside && !cudasim::MappedThroughRange(dstDevice, N)) return CUDA_ERROR_INVALID_VALUE;
   // The memset is queued on the device: a failure of that work (CUDASIM_ASYNC_FAIL) is not this
   // call's result but the next synchronization's. The first failure is the one reported.
-  if (int failure = cudasim::InjectedAsyncFault(__func__); failure != 0 && device->pendingError == CUDA_SUCCESS) {
+  if (int failure = cudasim::InjectedAsyncFault(__func__, call.settings().asyncFail); failure != 0 && device->pendingError == CUDA_SUCCESS) {
     device->pendingError = failure;
   }
   return CUDA_SUCCESS;
@@ -603,7 +623,7 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, void* funct
   Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
-  if (CUresult status = cudasim::CurrentDevice(device)) return status;
+  if (CUresult status = cudasim::CurrentDevice(call, device)) return status;
   if (numBlocks == nullptr || function == nullptr || blockSize <= 0 || blockSize > 1024) return CUDA_ERROR_INVALID_VALUE;
   *numBlocks = std::min(2048 / blockSize, 32);
   return CUDA_SUCCESS;
@@ -616,13 +636,13 @@ CUresult cuPointerGetAttribute(void* data, int attribute, CUdeviceptr ptr) {
   Call call(__func__, Call::kCurrent);
   if (CUresult status = call.Status()) return status;
   SimDevice* device = nullptr;
-  if (CUresult status = cudasim::CurrentDevice(device)) return status;
+  if (CUresult status = cudasim::CurrentDevice(call, device)) return status;
   if (data == nullptr || ptr == 0) return CUDA_ERROR_INVALID_VALUE;
   switch (attribute) {
-    case 1: *static_cast<CUcontext*>(data) = cudasim::tCurrent; return CUDA_SUCCESS;           // CONTEXT
+    case 1: *static_cast<CUcontext*>(data) = call.current(); return CUDA_SUCCESS;              // CONTEXT
     case 2: *static_cast<unsigned*>(data) = 2; return CUDA_SUCCESS;                            // MEMORY_TYPE: DEVICE
     case 3: *static_cast<CUdeviceptr*>(data) = ptr; return CUDA_SUCCESS;                       // DEVICE_POINTER
-    case 9: *static_cast<int*>(data) = cudasim::tCurrent->ordinal; return CUDA_SUCCESS;        // DEVICE_ORDINAL
+    case 9: *static_cast<int*>(data) = device->ordinal; return CUDA_SUCCESS;                  // DEVICE_ORDINAL
     default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
@@ -659,7 +679,9 @@ bool Reserved(CUdeviceptr ptr, uint64_t bytes) {
   return ptr - range->first <= range->second && bytes <= range->second - (ptr - range->first);
 }
 }  // namespace
+// Called under a device's lock (cuMemsetD8_v2), which comes before the driver's.
 bool MappedThroughRange(CUdeviceptr ptr, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(S().mutex);
   return Reserved(ptr, bytes);
 }
 }  // namespace cudasim
@@ -680,8 +702,7 @@ CUDASIM_API CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t /
   if (CUresult status = call.Status()) return status;
   if (ptr == nullptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
   // Address space only, like every simulated pointer: never touched.
-  *ptr = S().nextAddress;
-  S().nextAddress += cudasim::RoundUp(size, S().machine.config.granularity);
+  *ptr = S().nextAddress.fetch_add(cudasim::RoundUp(size, S().machine.config.granularity), std::memory_order_relaxed);
   cudasim::Reservations()[*ptr] = size;
   cudasim::NoteTouched("driver.virtualMemory");
   return CUDA_SUCCESS;
@@ -707,7 +728,7 @@ CUDASIM_API CUresult cuMemCreate(unsigned long long* handle, size_t size, const 
   SimDevice* device = cudasim::FindDevice(ordinal);
   if (device == nullptr) return CUDA_ERROR_INVALID_DEVICE;
   uint64_t bytes = cudasim::RoundUp(size, S().machine.config.granularity);
-  if (!S().accounting->Charge(device->pool, bytes, cudasim::GrantableCapacity(*device))) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (!S().accounting->Charge(device->pool, bytes, cudasim::GrantableCapacity(*device), call.settings().memoryLog)) return CUDA_ERROR_OUT_OF_MEMORY;
   *handle = reinterpret_cast<unsigned long long>(new cudasim::PhysicalMemory{ordinal, bytes});
   return CUDA_SUCCESS;
 }
@@ -717,7 +738,7 @@ CUDASIM_API CUresult cuMemRelease(unsigned long long handle) {
   if (CUresult status = call.Status()) return status;
   auto* memory = reinterpret_cast<cudasim::PhysicalMemory*>(handle);
   if (memory == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  S().accounting->Uncharge(S().devices[memory->ordinal].pool, memory->bytes);
+  S().accounting->Uncharge(S().devices[memory->ordinal]->pool, memory->bytes, call.settings().memoryLog);
   delete memory;
   return CUDA_SUCCESS;
 }
