@@ -269,7 +269,7 @@ export function replayAtCapacity(step: AllocationStep, capacityBytes?: number, c
   // left is mostly the compilation itself (a function of one statement: ~13 µs), these checks
   // (~15 µs) and the result object (its seven fields, heap numbers, each stored for the first
   // time in the process: ~20 µs more than the same object of constants).
-  const native = conf === undefined && options === undefined && "order" in step ? nativeReplay() : undefined;
+  const native = conf === undefined && options === undefined && "order" in step && step.order.length > TYPESCRIPT_EVENTS ? nativeReplay() : undefined;
   if (native === undefined) return replayConfigured(step, capacityBytes, conf, options);
   const io = defaultIo;
   io.set(DEFAULT_IO);
@@ -288,10 +288,19 @@ function replayConfigured(step: AllocationStep, capacityBytes?: number, conf?: A
   // The native replay knows no memory fraction (nor the collection it enables): those
   // configurations replay in TypeScript, decided here.
   const allowed = options?.allowedBytes ?? Number.POSITIVE_INFINITY;
-  const native = options?.typescript === true || allowed !== Number.POSITIVE_INFINITY ? undefined : nativeReplay();
+  const native = options?.typescript === true || allowed !== Number.POSITIVE_INFINITY || trace.order.length <= TYPESCRIPT_EVENTS ? undefined : nativeReplay();
   if (native === undefined) return replayInTypeScript(trace.order, trace.bytes, capacity, config, segments, allowed);
   return nativeAnswer(native, trace, capacity, config, segments);
 }
+
+/**
+ * Steps of at most this many events replay in TypeScript, the same figures as the addon's (the
+ * replay tests compare the two): loading the addon takes 1.8-2.4 ms (dlopen of vramfit.node and
+ * its registration), which a step of a few tensors (an affine workload: `batch --params ...`, 5
+ * tensors) does not need, and then nothing else loads it (an analytic target, --memory or --gpu).
+ * A deep model's step (thousands of events, replayed a dozen times) still goes to the addon.
+ */
+const TYPESCRIPT_EVENTS = 64;
 
 /**
  * A native replay's answer (this file's and expandableSegments.ts'): the configuration into
