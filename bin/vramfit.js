@@ -128,5 +128,5 @@ cli.exports.run(process.argv.slice(2)).then(async (status) => {
   // The answer is written (synchronously: src/cli/io.ts) and nothing is left on the event loop (a
   // stream still writing, a child, a timer): end now rather than tear the environment down, unless
   // a driver was loaded, whose contexts the addon's teardown hook releases (src/cli/main.ts, exitsAtOnce).
-  if (process.getActiveResourcesInfo().length === 0 && (await cli.exports.exitsAtOnce())) process.exit();
+  if (process.getActiveResourcesInfo?.().length === 0 && (await cli.exports.exitsAtOnce())) process.exit();
 });
