@@ -295,9 +295,10 @@ function replayConfigured(step: AllocationStep, capacityBytes?: number, conf?: A
 
 /**
  * Steps of at most this many events replay in TypeScript, the same figures as the addon's (the
- * replay tests compare the two): loading the addon takes 1.8-2.4 ms (dlopen of vramfit.node and
- * its registration), which a step of a few tensors (an affine workload: `batch --params ...`, 5
- * tensors) does not need, and then nothing else loads it (an analytic target, --memory or --gpu).
+ * replay tests compare the two): loading the addon (dlopen of vramfit.node and its registration,
+ * ~1 ms in the CLI) is more than a step of a few tensors costs in TypeScript (an affine workload:
+ * `batch --params ...`, 5 tensors), and on an analytic target (--memory, --gpu) nothing else loads
+ * it (docs/benchmarks.md, "Ninth round").
  * A deep model's step (thousands of events, replayed a dozen times) still goes to the addon.
  */
 const TYPESCRIPT_EVENTS = 64;
