@@ -1,7 +1,7 @@
 // The addon's step replay (native/addon/replay_step.cc) gives the figures and the segment log of the TypeScript one (src/fit/cachingAllocator.ts), limit or not, configured or not.
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ALLOC_CONF, parseAllocConf } from "../../src/fit/allocConf.js";
-import { replayAtCapacity } from "../../src/fit/cachingAllocator.js";
+import { nativeAnswer, replayAtCapacity } from "../../src/fit/cachingAllocator.js";
 import { nativeReplay } from "../../src/native/binding.js";
 import { buildPlan } from "../../src/plan/buildPlan.js";
 import { allocationTrace } from "../../src/step/allocationTrace.js";
@@ -102,6 +102,25 @@ describe("replayStep", () => {
       }
     }
     expect(failed).toBeGreaterThan(1);
+  });
+
+  it("steps of a few dozen events, which replayAtCapacity replays in TypeScript (no addon to load for them), get the native replay's figures and log", () => {
+    const native = nativeReplay()!;
+    let failed = 0;
+    for (const seed of [6, 7, 8]) {
+      for (const events of [2, 20, 64]) {
+        const step = randomStep(events, seed);
+        const { allocatedPeakBytes: low, reservedPeakBytes: high } = replayAtCapacity(step, Number.POSITIVE_INFINITY, undefined, { typescript: true });
+        for (const capacity of [Number.POSITIVE_INFINITY, high, (low + high) / 2, low * 0.9]) {
+          const where = `seed ${seed}, ${events} events, capacity ${capacity}`;
+          const answer = replayAtCapacity(step, capacity);
+          expect(answer, where).toEqual(nativeAnswer(native, step, capacity, DEFAULT_ALLOC_CONF, false));
+          expect(replayAtCapacity(step, capacity, DEFAULT_ALLOC_CONF, { segments: true }), where).toEqual(nativeAnswer(native, step, capacity, DEFAULT_ALLOC_CONF, true));
+          if (!answer.fits) failed += 1;
+        }
+      }
+    }
+    expect(failed).toBeGreaterThan(3); // under pressure too, not only without
   });
 
   it("sizes past free_pool.h's last size class (2^41 B and more share it) replay as in TypeScript", () => {

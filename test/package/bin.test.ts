@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, utimesSync, writeFil
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { root, runCli } from "../cli/runCli.js";
+import { NO_DRIVER, root, runCli, simulatedGpus } from "../cli/runCli.js";
 
 // 80 GiB less the default 5% reserve, three segments of 16e9 B of states and the 512 MiB job context: 60 samples.
 const ARGS = ["batch", "--params", "1e9", "--per-sample", "1GiB", "--memory", "80GiB", "--json"];
@@ -92,5 +92,29 @@ describe("bin/vramfit.js and its code cache", () => {
     expect(left.some((name) => name.startsWith(`cli-${bundleHash}-models-`))).toBe(true);
     expect(left).toEqual(expect.arrayContaining(old.slice(-31)));
     expect(left).not.toContain(old.at(-32));
+  });
+
+  it("ends at once after the answer where no driver was loaded, and through Node's teardown where one was (the addon's hook releases its contexts)", async () => {
+    // A preloaded listener tells the two apart: process.exit() never emits beforeExit, an event loop that runs dry does.
+    const dir = mkdtempSync(join(tmpdir(), "vramfit-exit-"));
+    const hook = join(dir, "hook.cjs");
+    writeFileSync(hook, 'process.on("beforeExit", () => require("node:fs").writeSync(2, "beforeExit\\n"));\n');
+    const env = { XDG_CACHE_HOME: join(dir, "cache"), NODE_OPTIONS: `--require ${hook}` };
+    // No backend opened (--memory), then one opened that found no driver: both end at once, answer and status whole.
+    const analytic = await runCli(ARGS, { ...NO_DRIVER, ...env });
+    expect(analytic.stderr).toBe("");
+    expect(analytic.status).toBe(0);
+    expect(answer(analytic.stdout)).toMatchObject({ batchSize: 60 });
+    const fallback = await runCli(["batch", "--model", "resnet18", "--json"], { ...NO_DRIVER, ...env });
+    expect(fallback.status).toBe(0);
+    expect(fallback.stderr).toBe("");
+    const rows = JSON.parse(fallback.stdout) as { reason: string }[];
+    expect(rows).toHaveLength(4);
+    expect(rows[0]!.reason).toMatch(/^no usable GPU: driver not found: /);
+    // A (simulated) driver loaded: the ordinary end, beforeExit included.
+    const device = await runCli([...ARGS.filter((arg, i) => arg !== "--memory" && ARGS[i - 1] !== "--memory"), "--device", "0"], { ...simulatedGpus("NVIDIA H100 80GB HBM3:85045477376"), ...env });
+    expect(device.status).toBe(0);
+    expect(answer(device.stdout)).toMatchObject({ source: "device" });
+    expect(device.stderr).toBe("beforeExit\n");
   });
 });
