@@ -97,7 +97,7 @@ int Unified() {
 
 // One thread per device, all at once: each allocates 2 MiB blocks (reading free memory after each,
 // as a guarded probe does) and frees them, ROUNDS times; then each allocates once more and frees
-// the next device's blocks from its own context, all threads at once.
+// the next device's blocks from its own context, all threads at once, allocating beside.
 int Threads(int devices, int rounds) {
   constexpr int kBlocks = 200;
   std::vector<size_t> start(devices), end(devices);
@@ -130,8 +130,11 @@ int Threads(int devices, int rounds) {
       for (int i = 0; i < kBlocks; ++i) kept[d].push_back(Allocate(2 * kMiB));
       ++arrived;
       while (arrived.load() < devices) std::this_thread::yield();
+      // The next device's blocks go back while its own thread allocates and frees there too: two
+      // threads on one device at once, one of them from another device's context.
       for (CUdeviceptr block : kept[(d + 1) % devices]) {
         if (cuMemFree_v2(block) != CUDA_SUCCESS) ++failures;
+        Require(cuMemFree_v2(Allocate(2 * kMiB)), "cuMemFree_v2");
       }
     });
   }
