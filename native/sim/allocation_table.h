@@ -36,18 +36,28 @@ class AllocationTable {
 
   // The allocation held at exactly `address`, or nullptr.
   Entry* At(uint64_t address) {
-    auto found = std::lower_bound(entries_.begin(), entries_.end(), address,
-                                  [](const Entry& entry, uint64_t value) { return entry.address < value; });
-    return found != entries_.end() && found->address == address && Held(*found) ? &*found : nullptr;
+    Entry* found = AtCursor(address);
+    if (found == nullptr) {
+      auto at = std::lower_bound(entries_.begin(), entries_.end(), address,
+                                 [](const Entry& entry, uint64_t value) { return entry.address < value; });
+      if (at == entries_.end() || at->address != address) return nullptr;
+      found = &*at;
+    }
+    cursor_ = static_cast<size_t>(found - entries_.data()) + 1;
+    return Held(*found) ? found : nullptr;
   }
 
   // The allocation held that starts nearest at or below `address`, or nullptr. A freed entry in
   // between means none: allocations never overlap, so one freed above a held one ends it.
-  const Entry* Below(uint64_t address) const {
-    auto after = Above(address);
-    if (after == entries_.begin()) return nullptr;
-    const Entry& entry = *(after - 1);
-    return Held(entry) ? &entry : nullptr;
+  const Entry* Below(uint64_t address) {
+    const Entry* entry = AtCursor(address);  // an exact start is the nearest one at or below
+    if (entry == nullptr) {
+      auto after = Above(address);
+      if (after == entries_.begin()) return nullptr;
+      entry = &*(after - 1);
+    }
+    cursor_ = static_cast<size_t>(entry - entries_.data()) + 1;
+    return Held(*entry) ? entry : nullptr;
   }
 
   // Forgets the entry At returned (invalidating it and every other entry pointer).
@@ -57,6 +67,7 @@ class AllocationTable {
     // Freed entries are dropped in one pass once they outnumber the held ones: amortized O(1).
     if (entries_.size() - held_ > held_ && entries_.size() > 64) {
       entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [](const Entry& e) { return !Held(e); }), entries_.end());
+      cursor_ = 0;
     }
   }
 
@@ -71,22 +82,26 @@ class AllocationTable {
   void Clear() {
     entries_.clear();
     held_ = 0;
+    cursor_ = 0;
   }
 
  private:
   static bool Held(const Entry& entry) { return entry.allocation.requestedBytes != 0; }
 
-  std::vector<Entry>::iterator Above(uint64_t address) {
-    return std::upper_bound(entries_.begin(), entries_.end(), address,
-                            [](uint64_t value, const Entry& entry) { return value < entry.address; });
+  // The entry after the one last looked up, when it starts at `address`: a probe frees and touches
+  // its blocks in the order it made them, so most lookups end here, without a binary search.
+  Entry* AtCursor(uint64_t address) {
+    return cursor_ < entries_.size() && entries_[cursor_].address == address ? &entries_[cursor_] : nullptr;
   }
-  std::vector<Entry>::const_iterator Above(uint64_t address) const {
+
+  std::vector<Entry>::iterator Above(uint64_t address) {
     return std::upper_bound(entries_.begin(), entries_.end(), address,
                             [](uint64_t value, const Entry& entry) { return value < entry.address; });
   }
 
   std::vector<Entry> entries_;  // by address, freed ones included until the next compaction
   size_t held_ = 0;
+  size_t cursor_ = 0;  // AtCursor's guess
 };
 
 }  // namespace cudasim

@@ -101,7 +101,7 @@ inline __attribute__((always_inline)) State& S() {
 // Like the real driver, the current context belongs to the calling thread.
 thread_local CUcontext tCurrent = nullptr;
 
-SimDevice* FindDevice(CUdevice dev) {
+inline __attribute__((always_inline)) SimDevice* FindDevice(CUdevice dev) {
   if (dev < 0 || static_cast<size_t>(dev) >= S().devices.size()) return nullptr;
   return S().devices[dev].get();
 }
