@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { EXCERPT_CHARS, ExitStatus, VramfitError, excerpt, exitStatusOf, invalidArgument } from "../errors.js";
+import { driverLoaded } from "../fit/driverLoaded.js";
 import type { BatchOptions } from "./batchOptions.js";
 import type { CheckOptions } from "./checkCommand.js";
 import { checkConflicts, optionWarnings } from "./conflicts.js";
@@ -9,7 +10,6 @@ import type { InfoOptions } from "./infoCommand.js";
 import { watchSignals } from "./interrupt.js";
 import { ignoreStderrErrors, processIo, writeStdout, type Io } from "./io.js";
 import { optionsFor, type CommandName, type OptionSpec } from "./options.js";
-import { openedBackend } from "../native/binding.js";
 
 type Action = (options: never, io: Io) => Promise<number>;
 
@@ -150,8 +150,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
  * (a GPU, the simulated one) the process ends the ordinary way.
  */
 export async function exitsAtOnce(): Promise<boolean> {
-  const backend = await openedBackend();
-  return backend === undefined || backend.kind === "none";
+  return !(await driverLoaded());
 }
 
 async function runCommand(argv: readonly string[], io: Io): Promise<number> {
