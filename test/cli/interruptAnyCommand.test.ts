@@ -95,9 +95,11 @@ describe.each([
 
   // One plan of this CNN is built without a checkpoint inside it (0.6-0.75 s of CPU on an idle 2-core
   // machine, docs/reliability.md): the signal waits for the build in progress, which beside two CPU
-  // hogs took 1.25-1.5 s. So the bound is a second or one plan's time on this machine now, whichever
-  // is larger: the command must stop at its next checkpoint, not run its search (8-37 s) to the end.
-  it(`ends gpus --fit --min-batch on the deepest CNN allowed with ${status}, within a second or one plan's build`, async () => {
+  // hogs took 1.25-1.5 s. So the bound is twice a second or one plan's time on this machine now,
+  // whichever is larger: the plan timed first and the build the signal waits for do not run under the
+  // same load (a clean-clone CI run beside two hogs, 2026-12-02: 2.22 s after the signal against a
+  // 1.65 s plan). Twice still tells a stop at the next checkpoint from a search run to its end (8-37 s).
+  it(`ends gpus --fit --min-batch on the deepest CNN allowed with ${status}, within twice a second or one plan's build`, async () => {
     const onePlan = performance.now();
     const planned = await runCli(["plan", "--spec", cnnSpec(), "--batch", "1", "--json"]);
     const onePlanMs = performance.now() - onePlan;
@@ -106,7 +108,7 @@ describe.each([
     expect({ status: run.status, signal: run.signal }).toEqual({ status, signal: null });
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(`vramfit: interrupted by ${signal}\n`); // analytic work: no probe, so no claim that one freed its memory
-    expect(run.afterSignalMs).toBeLessThan(Math.max(1000, onePlanMs));
+    expect(run.afterSignalMs).toBeLessThan(2 * Math.max(1000, onePlanMs));
   });
 
   it(`ends a wait on a FIFO no one writes to (blocked forever before) with ${status}, within a second`, async () => {
