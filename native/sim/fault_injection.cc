@@ -92,10 +92,6 @@ int InjectedFault(const char* function, const char* spec) {
   return Match(gFail, function, spec);
 }
 
-int InjectedAsyncFault(const char* function) {
-  return Match(gAsyncFail, function, std::getenv(gAsyncFail.variable));
-}
-
 int InjectedAsyncFault(const char* function, const char* spec) {
   return Match(gAsyncFail, function, spec);
 }

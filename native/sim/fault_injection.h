@@ -21,9 +21,8 @@ SIMGPU_API int InjectedFault(const char* function, const char* spec);
 
 // CUDASIM_ASYNC_FAIL, same grammar: the device work that `function` queues (cuMemsetD8_v2 is the
 // one such function simulated) fails with `code`. The call itself succeeds, as a real launch
-// does; the error surfaces at the next synchronization (sim_driver.cc). Counts this call.
-SIMGPU_API int InjectedAsyncFault(const char* function);
-// The same, given CUDASIM_ASYNC_FAIL's value (ReadCallSettings).
+// does; the error surfaces at the next synchronization (sim_driver.cc). Counts this call. `spec`:
+// CUDASIM_ASYNC_FAIL's value, read with the call's other settings (ReadCallSettings, call_hooks.h).
 SIMGPU_API int InjectedAsyncFault(const char* function, const char* spec);
 
 }  // namespace cudasim
