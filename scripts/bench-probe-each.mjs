@@ -6,6 +6,7 @@
 // size), touched, with a 1 GiB reserve (free memory read after each): the calls `batch --device
 // all` makes 14 times per answer. Eight at once on two cores can take at best 4x one.
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,8 +43,25 @@ if (process.env.BENCH_PROBE_EACH_CHILD) {
   process.exit(0);
 }
 
-const { values, positionals } = parseArgs({ options: { runs: { type: "string", default: "100" } }, allowPositionals: true });
+/** Bad input: one line saying what was given and what was expected, exit 2 (never a stack trace). */
+function usageError(message) {
+  process.stderr.write(`bench-probe-each: ${message}\n`);
+  process.exit(2);
+}
+let parsed;
+try {
+  parsed = parseArgs({ options: { runs: { type: "string", default: "100" } }, allowPositionals: true });
+} catch (error) {
+  usageError(`${error.message} (usage: node scripts/bench-probe-each.mjs [--runs N] [CHECKOUT...])`);
+}
+const { values, positionals } = parsed;
+if (!/^[1-9][0-9]{0,5}$/.test(values.runs)) usageError(`--runs ${JSON.stringify(values.runs)}: expected a whole number of runs from 1 to 999999`);
 const checkouts = (positionals.length > 0 ? positionals : [here]).map((p) => resolve(p));
+for (const checkout of checkouts) {
+  for (const built of ["build/Release/vramfit.node", "build/Release/libcudasim.so"]) {
+    if (!existsSync(resolve(checkout, built))) usageError(`CHECKOUT ${checkout}: no ${built}; expected a built checkout (npm run build)`);
+  }
+}
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const results = new Map(checkouts.map((c) => [c, { one: [], eight: [] }]));
