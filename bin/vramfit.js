@@ -5,18 +5,42 @@
 // than starting Node (docs/benchmarks.md, "CLI cold start"). CommonJS (bin/package.json), because
 // an ES module entry would load Node's ES module loader, which costs a few milliseconds more.
 "use strict";
-const { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } = require("node:fs");
-const { createRequire } = require("node:module");
+const { closeSync, fstatSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } = require("node:fs");
 const { dirname, join } = require("node:path");
 const { Script } = require("node:vm");
 
 const bundle = join(__dirname, "..", "dist", "cli", "vramfit.cjs");
 const unbundled = join(__dirname, "..", "dist", "cli", "main.js"); // only in a checkout (tsc's output)
+/**
+ * Reads the open file `fd` of `size` bytes into the start of `buffer` and closes it: the bytes read.
+ * The bundle and its code cache are read into one buffer, the cache after the bundle's text is
+ * made from it: a buffer of half a megabyte is memory the process touches for the first time,
+ * page by page, and a page fault costs 5-25 us on the machines this was measured on, so a
+ * second buffer for the cache was ~100 faults more (docs/benchmarks.md, "Tenth round").
+ */
+function readAll(fd, size, buffer) {
+  let read = 0;
+  try {
+    while (read < size) {
+      const n = readSync(fd, buffer, read, size - read, null);
+      if (n === 0) break;
+      read += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return buffer.subarray(0, read);
+}
+
 let source;
+let buffer;
 try {
-  source = readFileSync(bundle, "latin1"); // ASCII only (scripts/bundle-cli.mjs): latin1 is the fast read
+  const fd = openSync(bundle, "r");
+  const stats = fstatSync(fd);
+  buffer = Buffer.allocUnsafe(stats.size);
+  source = readAll(fd, stats.size, buffer).latin1Slice(); // ASCII only (scripts/bundle-cli.mjs): latin1 is the fast read
   // In a checkout, tsc alone leaves the bundle behind the sources: say so rather than run old code.
-  if (statSync(unbundled, { throwIfNoEntry: false })?.mtimeMs > statSync(bundle).mtimeMs) {
+  if (statSync(unbundled, { throwIfNoEntry: false })?.mtimeMs > stats.mtimeMs) {
     process.stderr.write("vramfit: dist/cli/vramfit.cjs is older than dist/cli/main.js: run `npm run build:ts` to bundle the CLI again\n");
   }
 } catch (error) {
@@ -113,14 +137,21 @@ function saveCache(path, data) {
 const cacheFile = cachePath();
 let cachedData;
 try {
-  cachedData = cacheFile && readFileSync(cacheFile);
+  if (cacheFile !== undefined) {
+    const fd = openSync(cacheFile, "r");
+    const { size } = fstatSync(fd);
+    cachedData = readAll(fd, size, size <= buffer.length ? buffer : Buffer.allocUnsafe(size));
+  }
 } catch {
   // first run of this build with this Node
 }
 // The bundle is a function expression already (scripts/bundle-cli.mjs): no second copy to compile.
 const script = new Script(source, { filename: bundle, cachedData });
 const cli = { exports: {} };
-script.runInThisContext()(cli.exports, createRequire(bundle), cli, bundle, dirname(bundle));
+// The bundle requires Node's own modules only (the addon through a require it makes itself), which
+// any module's require loads alike: this file's, rather than one made for the bundle's path (1.1M
+// instructions of `batch --params ...`, docs/benchmarks.md, "Tenth round").
+script.runInThisContext()(cli.exports, require, cli, bundle, dirname(bundle));
 cli.exports.run(process.argv.slice(2)).then(async (status) => {
   process.exitCode = status;
   // Made after the run, the cache holds every function this command compiled, not only the top level.
