@@ -15,7 +15,7 @@ const unbundled = join(__dirname, "..", "dist", "cli", "main.js"); // only in a 
  * Reads the open file `fd` of `size` bytes into the start of `buffer` and closes it: the bytes read.
  * The bundle and its code cache are read into one buffer, the cache after the bundle's text is
  * made from it: a buffer of half a megabyte is memory the process touches for the first time,
- * page by page, and a page fault costs 5-25 us on the machines this was measured on, so a
+ * page by page, and a page fault costs 13-25 us on the microVMs this was measured on, so a
  * second buffer for the cache was ~100 faults more (docs/benchmarks.md, "Tenth round").
  */
 function readAll(fd, size, buffer) {
