@@ -4,6 +4,7 @@ import { ExitStatus, invalidArgument } from "../errors.js";
 import { resolveSetup } from "../plan/setup.js";
 import { formatBytes } from "../units.js";
 import { writeJson, type Io } from "./io.js";
+import { asLongRun } from "./longRun.js";
 import { renderTable } from "./table.js";
 import { jobModel } from "../fit/charges.js";
 import { allocConfLine, jobLimits, reserveText, type JobOptions } from "./jobOptions.js";
@@ -30,9 +31,12 @@ export async function gpusFitCommand(options: GpusFitOptions, io: Io): Promise<n
   const planned = await planFromOptions(options, io.signal);
   const limits = jobLimits(options, planned);
   const signal = io.signal !== undefined && { signal: io.signal };
-  const rows = isTraced(planned)
-    ? await gpusFitPlan(planned.plan, { ...limits, ...signal })
-    : await gpusFit(planned.workload, planned.setup, { ...limits, ...(options.minBatch !== undefined && { minBatch: options.minBatch }), ...signal });
+  // Every catalog GPU's searches: V8 tiered for a long run (src/cli/longRun.ts).
+  const rows = await asLongRun(() =>
+    isTraced(planned)
+      ? gpusFitPlan(planned.plan, { ...limits, ...signal })
+      : gpusFit(planned.workload, planned.setup, { ...limits, ...(options.minBatch !== undefined && { minBatch: options.minBatch }), ...signal }),
+  );
   if (options.json) {
     writeJson(io, rows);
     return ExitStatus.ok;

@@ -7,6 +7,7 @@ import { findMaxBatch, type BatchResult, type BudgetLimits, type DeviceLockOptio
 import { hostBytes, type MemoryPlan } from "../plan/memoryPlan.js";
 import { formatBytes } from "../units.js";
 import type { HostBudget } from "./hostMemory.js";
+import { asLongRun } from "./longRun.js";
 import { renderTable } from "./table.js";
 import type { PlannedWorkload } from "./workloadOptions.js";
 
@@ -80,8 +81,18 @@ export function adviceTarget(target: Target, result: AdviceBasis, options: Advic
   };
 }
 
-/** The advice for one target: the largest batch now, then every change measured the same way. */
+/** The advice for one target: the largest batch now, then every change measured the same way (V8 tiered for a long run: src/cli/longRun.ts). */
 export async function adviceFor(
+  planned: PlannedWorkload,
+  target: AdviceTarget,
+  targetBatch: number,
+  options: AdviceOptions,
+  fromBatchSize?: number,
+): Promise<AdviceReport> {
+  return asLongRun(() => measuredAdvice(planned, target, targetBatch, options, fromBatchSize));
+}
+
+async function measuredAdvice(
   planned: PlannedWorkload,
   target: AdviceTarget,
   targetBatch: number,
