@@ -13,6 +13,7 @@ import { hostBudget } from "./hostMemory.js";
 import { deviceList, integratedNotes } from "./integratedNote.js";
 import { writeJson, type Io } from "./io.js";
 import { allocConfLine, jobLimits, type JobOptions } from "./jobOptions.js";
+import { asLongRun } from "./longRun.js";
 import { cliProgress, showProbes } from "./progress.js";
 import { resolveCliTargets, type TargetOptions } from "./targets.js";
 import { adviceFields, allAdvice, checkHost, describeHost, type HostCheck } from "./whenItDoesNotFit.js";
@@ -52,6 +53,11 @@ async function checkedPlan(options: CheckOptions, signal?: AbortSignal): Promise
 
 export async function checkCommand(options: CheckOptions, io: Io): Promise<number> {
   if (options.exec !== undefined) return execCheckCommand({ ...options, exec: options.exec }, io);
+  // The plan, its replays at the batch and, where it does not fit, advice: V8 tiered for a long run (src/cli/longRun.ts).
+  return asLongRun(() => checkModelled(options, io));
+}
+
+async function checkModelled(options: CheckOptions, io: Io): Promise<number> {
   const { plan, batch, planned } = await checkedPlan(options, io.signal);
   const limits = jobLimits(options, planned);
   const { targets } = await resolveCliTargets(options, "refuse");

@@ -14,9 +14,10 @@ function written(cacheHome: string): { name: string; mtimeMs: number } {
 }
 
 describe("a long run's V8 budget", () => {
-  // Advice (the batch does not fit), then gpus --fit: each raises the budget for its searches.
+  // check (the whole command; with advice where the batch does not fit) and gpus --fit raise the budget for their work.
   const cases: [string, string[]][] = [
     ["check's advice", ["check", "--model", "resnet18", "--gpu", "T4", "--batch", "100000", "--json"]],
+    ["a check that fits", ["check", "--model", "resnet18", "--gpu", "H100-80GB", "--batch", "8", "--json"]],
     ["gpus --fit", ["gpus", "--fit", "--model", "resnet18", "--min-batch", "100", "--json"]],
   ];
   for (const [what, args] of cases) {
@@ -30,7 +31,8 @@ describe("a long run's V8 budget", () => {
       expect(second.status).toBe(first.status);
       const answer = (stdout: string) => JSON.stringify(JSON.parse(stdout), (key, value: unknown) => (/elapsed|Ms$/.test(key) ? undefined : value));
       expect(answer(second.stdout)).toBe(answer(first.stdout));
-      if (args[0] === "check") expect(JSON.parse(first.stdout)).toMatchObject({ fits: false, advice: expect.arrayContaining([expect.anything()]) });
+      if (what === "check's advice") expect(JSON.parse(first.stdout)).toMatchObject({ fits: false, advice: expect.arrayContaining([expect.anything()]) });
+      if (what === "a check that fits") expect(JSON.parse(first.stdout)).toMatchObject({ fits: true });
     });
   }
 });
