@@ -9,8 +9,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 /**
  * What each is: "cpu" the torch 2.13 CPU venv (VRAMFIT_TORCH_CPU_PYTHON), "cuda" the torch 2.14.1 CUDA venv and the CUDA
  * headers (VRAMFIT_TORCH_CUDA_PYTHON, VRAMFIT_CUDA_INCLUDE), "prebuilds" prebuilds/ and the bullseye root
- * (VRAMFIT_PREBUILD_SKIP where CI could not make them), "settled" all three (for the files whose checks are times, which
- * assume a machine that is not also installing).
+ * (VRAMFIT_PREBUILD_SKIP where CI could not make them), "settled" all three and pytest done (for the files whose checks
+ * are times, which assume a machine that is not also installing or running pytest beside the tests).
  */
 export type CiResource = "cpu" | "cuda" | "prebuilds" | "settled";
 
